@@ -1,0 +1,139 @@
+// Package cli is what the five commands share at the process boundary:
+// parsing flags with kong, SPEC §7's one-line errors, and stdout handling.
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+	"github.com/panto-dev/panto/pkg/exitcode"
+)
+
+// Version is printed by --version.
+const Version = "0.1.0"
+
+// IO is everything a command may touch of its process.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	Cwd    string
+}
+
+// OS returns the IO of this process.
+func OS() IO {
+	cwd, err := os.Getwd()
+	if err != nil {
+		cwd = os.Getenv("PWD")
+	}
+	return IO{os.Stdin, os.Stdout, os.Stderr, os.Getenv, cwd}
+}
+
+type exited struct{ code int }
+
+// Parse parses args into grammar. It returns done when the command must end
+// now with code: after --help or --version (0), or on a usage error (2,
+// never kong's 80), which it reports on stderr.
+func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars) (ctx *kong.Context, code int, done bool) {
+	if vars == nil {
+		vars = kong.Vars{}
+	}
+	vars["version"] = name + " " + Version
+	p, err := kong.New(grammar,
+		kong.Name(name), kong.Description(help),
+		kong.Writers(io.Stdout, io.Stderr),
+		kong.Exit(func(c int) { panic(exited{c}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		vars)
+	if err != nil {
+		Errorf(io.Stderr, name, "%v", err)
+		return nil, exitcode.Failure, true
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(exited)
+			if !ok {
+				panic(r)
+			}
+			ctx, code, done = nil, e.code, true
+		}
+	}()
+	ctx, err = p.Parse(args)
+	if err != nil {
+		Errorf(io.Stderr, name, "%s: see %s --help", err, name)
+		return nil, exitcode.Usage, true
+	}
+	return ctx, 0, false
+}
+
+// Errorf prints "name: error: msg" as one line.
+func Errorf(w io.Writer, name, format string, args ...any) {
+	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " ")
+	fmt.Fprintf(w, "%s: error: %s\n", name, msg)
+}
+
+// Warnf prints "name: warning: msg" as one line.
+func Warnf(w io.Writer, name, format string, args ...any) {
+	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " ")
+	fmt.Fprintf(w, "%s: warning: %s\n", name, msg)
+}
+
+// Fail reports err and returns its exit code. A broken pipe on stdout is no
+// failure: the reader left, and every file change was already durable.
+func Fail(w io.Writer, name string, err error) int {
+	if err == nil {
+		return exitcode.OK
+	}
+	if IsBrokenPipe(err) {
+		return exitcode.OK
+	}
+	Errorf(w, name, "%v", err)
+	return exitcode.Of(err)
+}
+
+// IsBrokenPipe reports whether err is a write to a closed pipe.
+func IsBrokenPipe(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe)
+}
+
+// Output is a buffered stdout that remembers its first error.
+type Output struct {
+	*bufio.Writer
+}
+
+// NewOutput buffers w.
+func NewOutput(w io.Writer) *Output { return &Output{bufio.NewWriterSize(w, 64<<10)} }
+
+// Open opens a named input, or returns stdin for "" and "-".
+func Open(name string, stdin io.Reader) (io.ReadCloser, error) {
+	if name == "" || name == "-" {
+		return io.NopCloser(stdin), nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Failure, err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, exitcode.Usagef("%s is a directory: give a session file", name)
+	}
+	return f, nil
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w any) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	if !ok {
+		return false
+	}
+	var t syscall.Termios
+	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TCGETS, uintptrOf(&t))
+	return e == 0
+}

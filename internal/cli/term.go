@@ -1,0 +1,8 @@
+package cli
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+func uintptrOf(t *syscall.Termios) uintptr { return uintptr(unsafe.Pointer(t)) }

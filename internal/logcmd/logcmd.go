@@ -1,0 +1,318 @@
+// Package logcmd is panto-log, the only writer of session files and the
+// session catalog.
+package logcmd
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/catalog"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+const name = "panto-log"
+
+type grammar struct {
+	Version kong.VersionFlag `help:"Print the version and exit."`
+
+	New      newCmd      `cmd:"" help:"Print the path a new session for this directory would get (creates nothing)."`
+	Append   appendCmd   `cmd:"" help:"Append message lines from stdin to a session file, durably; print the entry lines written."`
+	Truncate truncateCmd `cmd:"" help:"Cut a torn tail, or every entry after --after ID; cut bytes are saved beside the file."`
+	List     listCmd     `cmd:"" help:"List the sessions of this directory (or of all), newest activity first."`
+	Latest   latestCmd   `cmd:"" help:"Print the path of the newest session of this directory (exit 1 if none)."`
+	Resolve  resolveCmd  `cmd:"" help:"Print the path of the session whose id starts with PREFIX."`
+}
+
+type appendCmd struct {
+	File       string        `arg:"" help:"Session file (created by its first reply)."`
+	Provider   string        `help:"Provider stamped on user entries (default: the file's active one)."`
+	Model      string        `help:"Model stamped on user entries (default: the file's active one)."`
+	User       string        `help:"Append this user prompt first (no JSON needed); stdin is read after it unless it is a terminal." placeholder:"TEXT"`
+	Parent     string        `help:"Make the first entry a child of entry ID (a branch) instead of the leaf." placeholder:"ID"`
+	ExpectLeaf *string       `help:"Fail (exit 3, nothing written) unless the leaf is still ID." placeholder:"ID"`
+	AllowEmpty bool          `help:"Create a new file even if the batch has no assistant message."`
+	Wait       time.Duration `default:"10s" help:"How long to wait for another writer's lock."`
+	Quiet      bool          `short:"q" help:"Do not echo the entry lines written."`
+}
+
+type truncateCmd struct {
+	File  string        `arg:"" help:"Session file."`
+	After string        `help:"Cut every entry after entry ID." placeholder:"ID"`
+	Wait  time.Duration `default:"10s" help:"How long to wait for another writer's lock."`
+}
+
+type newCmd struct{}
+
+type listCmd struct {
+	All  bool `help:"Sessions of every project."`
+	JSON bool `help:"One JSON object per session."`
+}
+
+type latestCmd struct{}
+
+type resolveCmd struct {
+	Prefix string `arg:"" help:"Leading characters of a session id."`
+	All    bool   `help:"Look in every project, not only this directory's."`
+}
+
+// Main runs panto-log in this process.
+func Main() int { return Run(os.Args[1:], cli.OS()) }
+
+// Run runs panto-log with args.
+func Run(args []string, io cli.IO) int {
+	var g grammar
+	ctx, code, done := cli.Parse(name, "The only writer of panto session files, and the session catalog.", &g, args, io, nil)
+	if done {
+		return code
+	}
+	out := bufio.NewWriterSize(io.Stdout, 64<<10)
+	var err error
+	switch ctx.Command() {
+	case "new":
+		err = runNew(io, out)
+	case "append <file>":
+		err = g.Append.run(io, out)
+	case "truncate <file>":
+		err = g.Truncate.run(io)
+	case "list":
+		err = g.List.run(io, out)
+	case "latest":
+		err = runLatest(io, out)
+	case "resolve <prefix>":
+		err = g.Resolve.run(io, out)
+	}
+	if ferr := out.Flush(); err == nil && ferr != nil {
+		err = exitcode.New(exitcode.Failure, ferr)
+	}
+	return cli.Fail(io.Stderr, name, err)
+}
+
+func runNew(io cli.IO, out io.Writer) error {
+	dir, err := session.EnvFrom(io.Getenv).ProjectDir(io.Cwd)
+	if err != nil {
+		return exitcode.New(exitcode.Usage, err)
+	}
+	id, err := session.NewSessionID()
+	if err != nil {
+		return exitcode.New(exitcode.Failure, err)
+	}
+	_, err = fmt.Fprintln(out, filepath.Join(dir, session.FileName(id)))
+	return err
+}
+
+func (c *appendCmd) run(io cli.IO, out io.Writer) error {
+	if (c.Provider == "") != (c.Model == "") {
+		return exitcode.Usagef("--provider and --model go together")
+	}
+	var msgs []store.Msg
+	if c.User != "" {
+		msgs = append(msgs, store.Msg{Raw: session.TextMessage("user", c.User), Role: "user"})
+	}
+	if c.User == "" || !cli.IsTerminal(io.Stdin) {
+		in, err := readMessages(io.Stdin)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, in...)
+	}
+	if len(msgs) == 0 {
+		return exitcode.Usagef("no message lines on stdin: nothing appended (give message lines, or --user TEXT)")
+	}
+	res, err := store.Append(c.File, msgs, store.AppendOptions{
+		Provider: c.Provider, Model: c.Model, Parent: c.Parent, ExpectLeaf: c.ExpectLeaf,
+		AllowEmpty: c.AllowEmpty, Cwd: io.Cwd, LockWait: c.Wait,
+	})
+	if err != nil {
+		return storeError(err, c.File)
+	}
+	if res.Cut != nil {
+		cli.Warnf(io.Stderr, name, "cut a torn tail of %d bytes from %s first (saved as %s)", res.Cut.Bytes, c.File, res.Cut.SavedAs)
+	}
+	if c.Quiet {
+		return nil
+	}
+	_, err = out.Write(res.Lines)
+	return err
+}
+
+// readMessages reads every message line of r; blank lines are skipped.
+func readMessages(r io.Reader) ([]store.Msg, error) {
+	rd := session.NewReader(r, 0)
+	var msgs []store.Msg
+	for {
+		line, _, _, err := rd.Next()
+		if err == io.EOF {
+			return msgs, nil
+		}
+		if err != nil {
+			return nil, exitcode.Failuref("read stdin: %v: nothing appended", err)
+		}
+		if len(bytesTrim(line)) == 0 {
+			continue
+		}
+		m, err := store.ParseMessage(line)
+		if err != nil {
+			return nil, exitcode.Usagef("stdin line %d: %v: nothing appended", rd.LineNo(), err)
+		}
+		msgs = append(msgs, m)
+	}
+}
+
+func bytesTrim(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// storeError gives a store error its exit code and what to do.
+func storeError(err error, file string) error {
+	switch {
+	case errors.Is(err, store.ErrNoReply):
+		return exitcode.Usagef("%v: append the prompt with its reply, or give --allow-empty", err)
+	case errors.Is(err, store.ErrNoStamp), errors.Is(err, store.ErrNoParent),
+		errors.Is(err, store.ErrEmpty), errors.Is(err, store.ErrIsDir):
+		return exitcode.New(exitcode.Usage, err)
+	case errors.Is(err, store.ErrNeedsFsck), errors.Is(err, store.ErrNewerVersion):
+		return exitcode.Failuref("%v: nothing written; run panto-fsck %s", err, file)
+	case errors.Is(err, store.ErrBusy):
+		return exitcode.Failuref("%s is locked by another writer: nothing written; try again", file)
+	case errors.Is(err, store.ErrLeafMoved):
+		return exitcode.Failuref("%v: nothing written; replay the session and retry", err)
+	case errors.Is(err, os.ErrNotExist):
+		return exitcode.Failuref("%v", err)
+	}
+	return exitcode.New(exitcode.Failure, err)
+}
+
+func (c *truncateCmd) run(io cli.IO) error {
+	cut, err := store.Truncate(c.File, c.After, c.Wait)
+	if err != nil {
+		return storeError(err, c.File)
+	}
+	if cut == nil {
+		fmt.Fprintf(io.Stderr, "%s: %s: nothing to cut\n", name, c.File)
+		return nil
+	}
+	fmt.Fprintf(io.Stderr, "%s: %s: cut %d bytes (%d complete entries) at byte %d, saved as %s\n",
+		name, c.File, cut.Bytes, cut.Entries, cut.From, cut.SavedAs)
+	return nil
+}
+
+func sessionFiles(io cli.IO, all bool) ([]string, error) {
+	env := session.EnvFrom(io.Getenv)
+	var files []string
+	var err error
+	if all {
+		base, berr := env.BaseDir()
+		if berr != nil {
+			return nil, exitcode.New(exitcode.Usage, berr)
+		}
+		files, err = catalog.AllFiles(base)
+	} else {
+		dir, derr := env.ProjectDir(io.Cwd)
+		if derr != nil {
+			return nil, exitcode.New(exitcode.Usage, derr)
+		}
+		files, err = catalog.Files(dir)
+	}
+	if err != nil {
+		return nil, exitcode.New(exitcode.Failure, err)
+	}
+	return files, nil
+}
+
+func (c *listCmd) run(io cli.IO, out io.Writer) error {
+	files, err := sessionFiles(io, c.All)
+	if err != nil {
+		return err
+	}
+	list, err := catalog.List(files)
+	if err != nil {
+		return exitcode.New(exitcode.Failure, err)
+	}
+	if c.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		for _, s := range list {
+			if err := enc.Encode(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	n := catalog.ShortLen(ids)
+	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	head := "ID\tCREATED\tMODIFIED\tMESSAGES"
+	if c.All {
+		head += "\tCWD"
+	}
+	fmt.Fprintln(tw, head)
+	for _, s := range list {
+		id := s.ID
+		if len(id) > n {
+			id = id[:n]
+		}
+		row := fmt.Sprintf("%s\t%s\t%s\t%d", id, s.Created.Local().Format("2006-01-02 15:04"), s.Modified.Local().Format("2006-01-02 15:04"), s.Messages)
+		if c.All {
+			row += "\t" + s.Cwd
+		}
+		if s.Problem != "" {
+			row += "\t(damaged: run panto-fsck)"
+		}
+		fmt.Fprintln(tw, row)
+	}
+	return tw.Flush()
+}
+
+func runLatest(io cli.IO, out io.Writer) error {
+	files, err := sessionFiles(io, false)
+	if err != nil {
+		return err
+	}
+	list, err := catalog.List(files)
+	if err != nil {
+		return exitcode.New(exitcode.Failure, err)
+	}
+	if len(list) == 0 {
+		return exitcode.Findingsf("no session for %s", io.Cwd)
+	}
+	_, err = fmt.Fprintln(out, list[0].Path)
+	return err
+}
+
+func (c *resolveCmd) run(io cli.IO, out io.Writer) error {
+	files, err := sessionFiles(io, c.All)
+	if err != nil {
+		return err
+	}
+	p, err := catalog.Resolve(files, c.Prefix)
+	switch {
+	case errors.Is(err, session.ErrAmbiguousID):
+		return exitcode.New(exitcode.Usage, err)
+	case errors.Is(err, session.ErrNoSuchSession):
+		return exitcode.New(exitcode.Findings, err)
+	case err != nil:
+		return exitcode.New(exitcode.Failure, err)
+	}
+	_, err = fmt.Fprintln(out, p)
+	return err
+}

@@ -1,0 +1,188 @@
+// Package catalog finds session files: the sessions of a project, of every
+// project, the newest one, and one by id prefix (SPEC §4).
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+// Session describes one session file.
+type Session struct {
+	ID       string    `json:"id"`
+	Path     string    `json:"path"`
+	Cwd      string    `json:"cwd"`
+	Created  time.Time `json:"created"`
+	Modified time.Time `json:"modified"` // last entry's timestamp, else the file's mtime
+	Messages int       `json:"messages"` // user and assistant entries
+	Size     int64     `json:"size"`
+	Problem  string    `json:"problem,omitempty"` // set when the file could not be read whole
+}
+
+// Files returns the session files (*.jsonl) directly in dir. A missing dir
+// has none.
+func Files(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
+}
+
+// AllFiles returns the session files of every project under base.
+func AllFiles(base string) ([]string, error) {
+	ents, err := os.ReadDir(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			f, err := Files(filepath.Join(base, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, f...)
+		}
+	}
+	return out, nil
+}
+
+// Describe reads one session file.
+func Describe(path string) (Session, error) {
+	s := Session{Path: path, ID: session.IDFromPath(path)}
+	f, err := os.Open(path)
+	if err != nil {
+		return s, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return s, err
+	}
+	s.Size, s.Modified = fi.Size(), fi.ModTime().UTC()
+	l, err := session.Scan(f, session.ScanOptions{StopAtCorrupt: true})
+	if err != nil {
+		return s, err
+	}
+	if l.HeaderOK {
+		s.Cwd = l.Header.Cwd
+		if s.ID == "" {
+			s.ID = l.Header.ID
+		}
+		if t, err := time.Parse(time.RFC3339Nano, l.Header.Timestamp); err == nil {
+			s.Created = t.UTC()
+		}
+	} else {
+		s.Problem = "no valid header"
+	}
+	if s.Created.IsZero() {
+		if u, err := uuid.Parse(s.ID); err == nil && u.Version() == 7 {
+			sec, nsec := u.Time().UnixTime()
+			s.Created = time.Unix(sec, nsec).UTC()
+		}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, l.LastTime); err == nil {
+		s.Modified = t.UTC()
+	}
+	s.Messages = l.Messages
+	if l.Stopped != nil && s.Problem == "" {
+		s.Problem = l.Stopped.String()
+	}
+	return s, nil
+}
+
+// List describes files, newest activity first (ties: newest id first).
+func List(files []string) ([]Session, error) {
+	out := make([]Session, 0, len(files))
+	for _, p := range files {
+		s, err := Describe(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Modified.Equal(out[j].Modified) {
+			return out[i].Modified.After(out[j].Modified)
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out, nil
+}
+
+// ShortLen is the shortest id prefix length, at least 8, at which every id
+// of ids is told apart from the others.
+func ShortLen(ids []string) int {
+	s := append([]string(nil), ids...)
+	sort.Strings(s)
+	n := 8
+	for i := 1; i < len(s); i++ {
+		c := 0
+		for c < len(s[i]) && c < len(s[i-1]) && s[i][c] == s[i-1][c] {
+			c++
+		}
+		n = max(n, c+1)
+	}
+	return n
+}
+
+// Resolve returns the file among files whose session id starts with prefix.
+func Resolve(files []string, prefix string) (string, error) {
+	prefix = strings.ToLower(prefix)
+	var hits []string
+	for _, p := range files {
+		id := session.IDFromPath(p)
+		if id == "" {
+			id = strings.TrimSuffix(filepath.Base(p), ".jsonl")
+		}
+		if strings.HasPrefix(id, prefix) {
+			hits = append(hits, p)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return "", fmt.Errorf("%w: no session id starts with %q", session.ErrNoSuchSession, prefix)
+	case 1:
+		return hits[0], nil
+	}
+	sort.Strings(hits)
+	return "", &AmbiguousError{Prefix: prefix, Candidates: hits}
+}
+
+// AmbiguousError is a prefix that more than one session id starts with.
+type AmbiguousError struct {
+	Prefix     string
+	Candidates []string
+}
+
+func (e *AmbiguousError) Error() string {
+	ids := make([]string, len(e.Candidates))
+	for i, c := range e.Candidates {
+		ids[i] = strings.TrimSuffix(filepath.Base(c), ".jsonl")
+	}
+	return fmt.Sprintf("id prefix %q is ambiguous: %s: give more of the id", e.Prefix, strings.Join(ids, ", "))
+}
+
+func (e *AmbiguousError) Unwrap() error { return session.ErrAmbiguousID }

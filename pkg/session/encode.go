@@ -1,0 +1,93 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// TimeFormat is the timestamp layout of every line: UTC, milliseconds, Z.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// Timestamp formats t as SPEC §2 requires.
+func Timestamp(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// Header is the first line of a session file.
+type Header struct {
+	ID        string // UUIDv7
+	Timestamp string
+	Cwd       string
+}
+
+// AppendLine appends the header line, with its "\n", to dst.
+func (h Header) AppendLine(dst []byte) []byte {
+	dst = append(dst, `{"type":"session","version":1,"id":`...)
+	dst = AppendString(dst, h.ID)
+	dst = append(dst, `,"timestamp":`...)
+	dst = AppendString(dst, h.Timestamp)
+	dst = append(dst, `,"cwd":`...)
+	dst = AppendString(dst, h.Cwd)
+	return append(dst, "}\n"...)
+}
+
+// Entry is a message entry to be written. Message holds the message object's
+// JSON as it will be stored, byte for byte.
+type Entry struct {
+	ID        string
+	ParentID  string // "" writes null
+	Timestamp string
+	Provider  string // stamp; written only for user entries
+	Model     string
+	Message   []byte
+}
+
+// AppendLine appends the entry line, with its "\n", to dst, in the field
+// order of SPEC §2.
+func (e Entry) AppendLine(dst []byte) []byte {
+	dst = append(dst, `{"type":"message","id":`...)
+	dst = AppendString(dst, e.ID)
+	dst = append(dst, `,"parentId":`...)
+	if e.ParentID == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = AppendString(dst, e.ParentID)
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = AppendString(dst, e.Timestamp)
+	if e.Provider != "" || e.Model != "" {
+		dst = append(dst, `,"provider":`...)
+		dst = AppendString(dst, e.Provider)
+		dst = append(dst, `,"model":`...)
+		dst = AppendString(dst, e.Model)
+	}
+	dst = append(dst, `,"message":`...)
+	dst = append(dst, e.Message...)
+	return append(dst, "}\n"...)
+}
+
+// AppendString appends s as a JSON string, without HTML escaping.
+func AppendString(dst []byte, s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+}
+
+// TextMessage returns the message JSON of a plain-text message of role.
+func TextMessage(role, text string) []byte {
+	b := append([]byte(`{"role":`), AppendString(nil, role)...)
+	b = append(b, `,"content":[{"type":"text","text":`...)
+	b = AppendString(b, text)
+	return append(b, "}]}"...)
+}
+
+// Compact returns the message JSON without insignificant white space. Field
+// order, escapes, numbers and string bytes (invalid UTF-8 included) are kept.
+func Compact(raw []byte) ([]byte, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

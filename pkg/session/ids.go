@@ -1,0 +1,43 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+
+	"github.com/google/uuid"
+)
+
+// NewSessionID returns a new UUIDv7 string.
+func NewSessionID() (string, error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+// maxDraws is how many random 8-hex ids are tried before falling back to a
+// UUIDv7 string.
+const maxDraws = 100
+
+// NewEntryID returns an id that taken does not report as in use: 8 lowercase
+// hex characters from crypto/rand, or a UUIDv7 string after maxDraws
+// collisions.
+func NewEntryID(taken func(string) bool) (string, error) {
+	var b [4]byte
+	for range maxDraws {
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		if id := hex.EncodeToString(b[:]); !taken(id) {
+			return id, nil
+		}
+	}
+	return NewSessionID()
+}
+
+// IsUUID reports whether s is a canonical lowercase UUID string.
+func IsUUID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && len(s) == 36 && u.String() == s
+}

@@ -1,0 +1,232 @@
+package session
+
+import (
+	"fmt"
+	"io"
+)
+
+// Parent values of a Node that are not indexes.
+const (
+	NoParent       = -1 // parentId null: a root
+	DanglingParent = -2 // parentId names no earlier entry
+)
+
+// Node is one entry of the tree: a valid message entry, or an entry of an
+// unknown type that has an id.
+type Node struct {
+	ID     string
+	Parent int32 // index in Log.Nodes, or NoParent, or DanglingParent
+	Line   int
+	Off    int64 // offset of the line
+	Len    int64 // length of the line without "\n"
+	Kind   Kind  // KindMessage or KindUnknown
+	Role   string
+	Stamp  int32 // index in Log.Stamps of a user entry's stamp; -1 otherwise
+}
+
+// Stamp is the provider/model a user entry was sent to.
+type Stamp struct{ Provider, Model string }
+
+// Problem is a finding at a line.
+type Problem struct {
+	Line int
+	Off  int64
+	ID   string // the entry concerned, when there is one
+	What string
+}
+
+func (p Problem) String() string {
+	if p.ID != "" {
+		return fmt.Sprintf("line %d (entry %s): %s", p.Line, p.ID, p.What)
+	}
+	return fmt.Sprintf("line %d: %s", p.Line, p.What)
+}
+
+// Log is what one pass over a session file learns: the header, the tree of
+// entries as a small index (ids, parents, offsets; never the lines
+// themselves), and every problem met on the way.
+type Log struct {
+	Header     Line
+	HeaderOK   bool      // line 1 is a valid header
+	Nodes      []Node    // in file order
+	Stamps     []Stamp   // distinct stamps of user entries
+	Size       int64     // bytes read
+	Good       int64     // offset after the last terminated, complete line
+	Lines      int       // lines read, the torn tail included
+	Messages   int       // user and assistant entries
+	LastTime   string    // timestamp of the last entry
+	Corrupt    []Problem // lines that are not complete JSON objects
+	Invalid    []Problem // complete objects that break the rules
+	Headers    []Problem // header lines after line 1
+	DupIDs     []Problem
+	Dangling   []Problem
+	Unknown    map[string]int // unknown entry types and how many lines each
+	Stopped    *Problem       // where a StopAtCorrupt scan stopped
+	CorruptMid bool           // a corrupt line lies before Good
+	ids        map[string]int32
+}
+
+// Torn reports whether the file ends in a torn tail: bytes after the last
+// terminated, complete line.
+func (l *Log) Torn() bool { return l.Size > l.Good }
+
+// Leaf is the index of the last node, or -1 when there is none.
+func (l *Log) Leaf() int32 { return int32(len(l.Nodes)) - 1 }
+
+// Lookup returns the index of the node with id, or -1.
+func (l *Log) Lookup(id string) int32 {
+	if i, ok := l.ids[id]; ok && i >= 0 {
+		return i
+	}
+	return -1
+}
+
+// Taken reports whether id is used by any line of the file.
+func (l *Log) Taken(id string) bool { _, ok := l.ids[id]; return ok }
+
+// Path returns the node indexes from the root to node i, in order. It stops
+// at a dangling parent.
+func (l *Log) Path(i int32) []int32 {
+	var p []int32
+	for ; i >= 0; i = l.Nodes[i].Parent {
+		p = append(p, i)
+	}
+	for a, b := 0, len(p)-1; a < b; a, b = a+1, b-1 {
+		p[a], p[b] = p[b], p[a]
+	}
+	return p
+}
+
+// Active returns the stamp of the last user entry on the path to node i.
+func (l *Log) Active(i int32) (Stamp, bool) {
+	for ; i >= 0; i = l.Nodes[i].Parent {
+		if s := l.Nodes[i].Stamp; s >= 0 {
+			return l.Stamps[s], true
+		}
+	}
+	return Stamp{}, false
+}
+
+// ScanOptions say how far Scan reads.
+type ScanOptions struct {
+	// StopAtCorrupt stops at the first corrupt or unterminated line: the
+	// readers' point-in-time view (SPEC §5). Otherwise the whole file is
+	// read, as writers and fsck must.
+	StopAtCorrupt bool
+}
+
+// Scan reads a session file once and indexes it.
+func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
+	l := &Log{ids: make(map[string]int32), Unknown: make(map[string]int)}
+	rd := NewReader(r, 0)
+	for {
+		raw, off, term, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return l, err
+		}
+		l.Lines++
+		l.Size = rd.Offset()
+		n := rd.LineNo()
+		if !term {
+			if opt.StopAtCorrupt {
+				l.Stopped = &Problem{Line: n, Off: off, What: "incomplete final line (a writer may be mid-append)"}
+			}
+			break
+		}
+		c := Classify(raw)
+		if c.Kind == KindCorrupt {
+			p := Problem{Line: n, Off: off, What: c.Problem}
+			l.Corrupt = append(l.Corrupt, p)
+			if opt.StopAtCorrupt {
+				l.Stopped = &p
+				break
+			}
+			continue
+		}
+		if len(l.Corrupt) > 0 {
+			l.CorruptMid = true
+		}
+		l.Good = l.Size
+		l.add(c, n, off, int64(len(raw)))
+	}
+	return l, nil
+}
+
+func (l *Log) add(c Line, n int, off, length int64) {
+	switch c.Kind {
+	case KindHeader, KindInvalid:
+		if c.Type == "session" {
+			if n == 1 {
+				l.Header, l.HeaderOK = c, c.Kind == KindHeader
+				if c.Kind == KindInvalid {
+					l.Invalid = append(l.Invalid, Problem{Line: n, Off: off, What: c.Problem})
+				}
+			} else {
+				l.Headers = append(l.Headers, Problem{Line: n, Off: off, What: "header line after line 1"})
+			}
+			return
+		}
+		l.Invalid = append(l.Invalid, Problem{Line: n, Off: off, ID: c.ID, What: c.Problem})
+		if _, ok := l.ids[c.ID]; c.ID != "" && !ok {
+			l.ids[c.ID] = -1 // taken, but not a node of the tree
+		}
+		return
+	case KindUnknown:
+		l.Unknown[c.Type]++
+		if c.ID == "" {
+			return
+		}
+	}
+	if _, dup := l.ids[c.ID]; dup {
+		l.DupIDs = append(l.DupIDs, Problem{Line: n, Off: off, ID: c.ID, What: "repeats an earlier entry id"})
+		return
+	}
+	nd := Node{ID: c.ID, Parent: NoParent, Line: n, Off: off, Len: length, Kind: c.Kind, Role: internRole(c.Role), Stamp: -1}
+	if c.ParentID != "" {
+		if p, ok := l.ids[c.ParentID]; ok && p >= 0 {
+			nd.Parent = p
+		} else {
+			nd.Parent = DanglingParent
+			l.Dangling = append(l.Dangling, Problem{Line: n, Off: off, ID: c.ID, What: fmt.Sprintf("parentId %q names no earlier entry", c.ParentID)})
+		}
+	}
+	if c.Kind == KindMessage {
+		if c.Role == "user" || c.Role == "assistant" {
+			l.Messages++
+		}
+		if c.Role == "user" {
+			nd.Stamp = l.stamp(Stamp{c.Provider, c.Model})
+		}
+		l.LastTime = c.Timestamp
+	}
+	l.ids[c.ID] = int32(len(l.Nodes))
+	l.Nodes = append(l.Nodes, nd)
+}
+
+func (l *Log) stamp(s Stamp) int32 {
+	if n := len(l.Stamps); n > 0 && l.Stamps[n-1] == s {
+		return int32(n - 1)
+	}
+	for i, t := range l.Stamps {
+		if t == s {
+			return int32(i)
+		}
+	}
+	l.Stamps = append(l.Stamps, s)
+	return int32(len(l.Stamps) - 1)
+}
+
+func internRole(r string) string {
+	switch r {
+	case "user":
+		return "user"
+	case "assistant":
+		return "assistant"
+	case "system":
+		return "system"
+	}
+	return ""
+}

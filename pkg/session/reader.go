@@ -1,0 +1,55 @@
+package session
+
+import (
+	"bufio"
+	"errors"
+	"io"
+)
+
+// Reader reads the lines of a session file with their byte offsets. It has
+// no line-length limit and tells a terminated line from an unterminated
+// final stretch (bufio.Scanner cannot: it returns both alike).
+type Reader struct {
+	br   *bufio.Reader
+	off  int64
+	line int
+	long []byte
+}
+
+// NewReader reads r, whose first byte is at offset off of the file.
+func NewReader(r io.Reader, off int64) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 256<<10), off: off}
+}
+
+// Next returns the next line without its "\n", the offset of its first byte,
+// and whether it ended with "\n". The line is valid until the next call. At
+// the end it returns io.EOF.
+func (r *Reader) Next() (line []byte, off int64, terminated bool, err error) {
+	off = r.off
+	b, err := r.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		r.long = append(r.long[:0], b...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			b, err = r.br.ReadSlice('\n')
+			r.long = append(r.long, b...)
+		}
+		b = r.long
+	}
+	r.off += int64(len(b))
+	switch {
+	case err == nil:
+		r.line++
+		return b[:len(b)-1], off, true, nil
+	case errors.Is(err, io.EOF) && len(b) > 0:
+		r.line++
+		return b, off, false, nil
+	default:
+		return nil, off, false, err
+	}
+}
+
+// LineNo is the 1-based number of the line Next returned last.
+func (r *Reader) LineNo() int { return r.line }
+
+// Offset is the offset after the last byte read.
+func (r *Reader) Offset() int64 { return r.off }

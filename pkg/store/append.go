@@ -1,0 +1,243 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+// Msg is one message of a batch: its JSON as it will be stored, and its role.
+type Msg struct {
+	Raw  []byte
+	Role string
+}
+
+// ParseMessage validates a message line and compacts it. Field order,
+// escapes, numbers and string bytes are kept as given.
+func ParseMessage(line []byte) (Msg, error) {
+	role, err := session.CheckMessage(line)
+	if err != nil {
+		return Msg{}, err
+	}
+	raw, err := session.Compact(line)
+	if err != nil {
+		return Msg{}, fmt.Errorf("%w: %v", session.ErrInvalidMsg, err)
+	}
+	return Msg{Raw: raw, Role: role}, nil
+}
+
+// AppendOptions are the choices of one append.
+type AppendOptions struct {
+	Provider, Model string        // stamp of user entries; "" for the file's active one
+	Parent          string        // parent of the first entry; "" for the leaf
+	ExpectLeaf      *string       // fail unless the leaf is this id
+	AllowEmpty      bool          // create a new file even without a reply
+	Cwd             string        // header cwd of a new file
+	LockWait        time.Duration // how long to wait for another writer
+	Now             func() time.Time
+}
+
+// Result is what an append did.
+type Result struct {
+	Lines   []byte // the entry lines written
+	Created bool   // the file was created
+	Cut     *Cut   // a torn tail cut first, if any
+}
+
+// Append writes msgs to the session file at path as one batch: all of it
+// or, on any error, none of it.
+func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return create(path, msgs, o)
+	case err != nil:
+		return nil, err
+	case fi.IsDir():
+		return nil, fmt.Errorf("%w: %s", ErrIsDir, path)
+	}
+	if len(msgs) == 0 {
+		return nil, ErrEmpty
+	}
+	f, l, err := openLocked(path, o.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := writable(path, l); err != nil {
+		return nil, err
+	}
+	parent := l.Leaf()
+	if err := checkLeaf(l, parent, o.ExpectLeaf); err != nil {
+		return nil, err
+	}
+	if o.Parent != "" {
+		if parent = l.Lookup(o.Parent); parent < 0 {
+			return nil, fmt.Errorf("%w: %s has no entry %q", ErrNoParent, path, o.Parent)
+		}
+	}
+	stamp := session.Stamp{Provider: o.Provider, Model: o.Model}
+	if stamp.Provider == "" && parent >= 0 {
+		stamp, _ = l.Active(parent)
+	}
+	parentID := ""
+	if parent >= 0 {
+		parentID = l.Nodes[parent].ID
+	}
+	buf, err := build(msgs, parentID, stamp, l.Taken, o.Now())
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Lines: buf}
+	if l.Torn() {
+		if res.Cut, err = cutAt(f, path, l.Good, l.Size, 0); err != nil {
+			return nil, err
+		}
+	}
+	if err := appendBatch(f, path, l.Good, buf); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func checkLeaf(l *session.Log, leaf int32, want *string) error {
+	if want == nil {
+		return nil
+	}
+	got := ""
+	if leaf >= 0 {
+		got = l.Nodes[leaf].ID
+	}
+	if got != *want {
+		if got == "" {
+			got = "none"
+		}
+		return fmt.Errorf("%w: the leaf is %s, not %s (another writer appended)", ErrLeafMoved, got, *want)
+	}
+	return nil
+}
+
+// appendBatch writes buf with one write(2) at the end of f (opened with
+// O_APPEND, its size good) and fsyncs it. On any error it cuts f back to
+// good, so no partial batch stays behind.
+func appendBatch(f *os.File, path string, good int64, buf []byte) error {
+	_, err := f.Write(buf)
+	if err == nil {
+		if err = f.Sync(); err != nil {
+			err = fmt.Errorf("fsync %s: %w", path, err)
+		}
+	} else {
+		err = fmt.Errorf("write %s: %w", path, err)
+	}
+	if err != nil {
+		if terr := f.Truncate(good); terr != nil {
+			return fmt.Errorf("%w; cutting the partial batch back also failed: %v (run panto-fsck --repair %s)", err, terr, path)
+		}
+		return err
+	}
+	return nil
+}
+
+// build renders msgs as entry lines: the first a child of parentID, each
+// next a child of the one before.
+func build(msgs []Msg, parentID string, stamp session.Stamp, taken func(string) bool, now time.Time) ([]byte, error) {
+	if stamp.Provider == "" {
+		for _, m := range msgs {
+			if m.Role == "assistant" {
+				r := gjson.GetManyBytes(m.Raw, "provider", "model")
+				stamp = session.Stamp{Provider: r[0].Str, Model: r[1].Str}
+				break
+			}
+		}
+	}
+	ts := session.Timestamp(now)
+	mine := map[string]bool{}
+	var buf []byte
+	for _, m := range msgs {
+		id, err := session.NewEntryID(func(s string) bool { return mine[s] || taken(s) })
+		if err != nil {
+			return nil, err
+		}
+		mine[id] = true
+		e := session.Entry{ID: id, ParentID: parentID, Timestamp: ts, Message: m.Raw}
+		if m.Role == "user" {
+			if stamp.Provider == "" || stamp.Model == "" {
+				return nil, fmt.Errorf("%w: give --provider and --model", ErrNoStamp)
+			}
+			e.Provider, e.Model = stamp.Provider, stamp.Model
+		}
+		buf = e.AppendLine(buf)
+		parentID = id
+	}
+	return buf, nil
+}
+
+// create writes a new session file holding the header and msgs, atomically:
+// a temporary file beside the final name, fsynced, linked into place only if
+// the name is still free, then the directory fsynced.
+func create(path string, msgs []Msg, o AppendOptions) (*Result, error) {
+	if o.Parent != "" {
+		return nil, fmt.Errorf("%w: %s does not exist, so it has no entry %q", ErrNoParent, path, o.Parent)
+	}
+	if err := checkLeaf(&session.Log{}, -1, o.ExpectLeaf); err != nil {
+		return nil, err
+	}
+	hasReply := false
+	for _, m := range msgs {
+		hasReply = hasReply || m.Role == "assistant"
+	}
+	if !hasReply && !o.AllowEmpty {
+		return nil, fmt.Errorf("%w: %s does not exist and a session file is created by its first reply", ErrNoReply, path)
+	}
+	id := session.IDFromPath(path)
+	if id == "" {
+		var err error
+		if id, err = session.NewSessionID(); err != nil {
+			return nil, err
+		}
+	}
+	now := o.Now()
+	buf := session.Header{ID: id, Timestamp: session.Timestamp(now), Cwd: o.Cwd}.AppendLine(nil)
+	body, err := build(msgs, "", session.Stamp{Provider: o.Provider, Model: o.Model}, func(string) bool { return false }, now)
+	if err != nil {
+		return nil, err
+	}
+	buf = append(buf, body...)
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(buf)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("%w: %s (another writer created it first)", ErrExists, path)
+		}
+		return nil, err
+	}
+	if err := syncDir(dir); err != nil {
+		return nil, fmt.Errorf("fsync directory %s: %w", dir, err)
+	}
+	return &Result{Lines: body, Created: true}, nil
+}

@@ -1,0 +1,161 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+// CutName is the name a cut of path made at t is saved under.
+func CutName(path string, t time.Time) string {
+	return path + ".cut-" + t.UTC().Format("20060102T150405.000Z")
+}
+
+// SaveCut copies bytes [from, end of file) of f to a new file beside path,
+// fsyncs it and its directory, and returns its name. It never replaces an
+// existing file.
+func SaveCut(f *os.File, path string, from int64) (string, error) {
+	name := CutName(path, time.Now())
+	var out *os.File
+	var err error
+	for i := 1; ; i++ {
+		out, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, os.ErrExist) || i == 100 {
+			break
+		}
+		name = fmt.Sprintf("%s.%d", CutName(path, time.Now()), i)
+	}
+	if err != nil {
+		return "", fmt.Errorf("save cut bytes: %w", err)
+	}
+	_, err = io.Copy(out, io.NewSectionReader(f, from, 1<<62))
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(name))
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", fmt.Errorf("save cut bytes to %s: %w", name, err)
+	}
+	return name, nil
+}
+
+// Cut is what a cut removed.
+type Cut struct {
+	From    int64  // offset the file was cut at
+	Bytes   int64  // bytes removed
+	Entries int    // complete entries among them
+	SavedAs string // where the bytes were saved
+}
+
+// cutAt saves [from, size) of the locked file f beside path, then truncates
+// f to from and fsyncs it.
+func cutAt(f *os.File, path string, from, size int64, entries int) (*Cut, error) {
+	saved, err := SaveCut(f, path, from)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Truncate(from); err != nil {
+		return nil, fmt.Errorf("truncate %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return nil, fmt.Errorf("fsync %s: %w", path, err)
+	}
+	return &Cut{From: from, Bytes: size - from, Entries: entries, SavedAs: saved}, nil
+}
+
+// Truncate repairs a torn tail of path (policy tail) or, with after set,
+// cuts every line after the entry with that id. It takes the writer's lock
+// for up to wait. A nil Cut means there was nothing to cut.
+func Truncate(path, after string, wait time.Duration) (*Cut, error) {
+	f, l, err := openLocked(path, wait)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := writable(path, l); err != nil {
+		return nil, err
+	}
+	from := l.Good
+	if after != "" {
+		i := l.Lookup(after)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %s has no entry %q", ErrNoParent, path, after)
+		}
+		n := l.Nodes[i]
+		from = n.Off + n.Len + 1
+	}
+	if from >= l.Size {
+		return nil, nil
+	}
+	entries := 0
+	for _, n := range l.Nodes {
+		if n.Off >= from {
+			entries++
+		}
+	}
+	return cutAt(f, path, from, l.Size, entries)
+}
+
+// openLocked opens path for appending, takes its lock, and scans it. It
+// makes sure the locked file is still the one at path (a repair may have
+// replaced it while we waited).
+func openLocked(path string, wait time.Duration) (*os.File, *session.Log, error) {
+	for range 10 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := Lock(f, wait); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		fi, err1 := f.Stat()
+		pi, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(fi, pi) {
+			if fi.IsDir() {
+				f.Close()
+				return nil, nil, ErrIsDir
+			}
+			l, err := session.Scan(io.NewSectionReader(f, 0, fi.Size()), session.ScanOptions{})
+			if err != nil {
+				f.Close()
+				return nil, nil, fmt.Errorf("read %s: %w", path, err)
+			}
+			return f, l, nil
+		}
+		f.Close()
+	}
+	return nil, nil, fmt.Errorf("open %s: the file keeps being replaced", path)
+}
+
+// writable refuses files a writer must not touch (SPEC §5): no valid
+// header on line 1, a newer version, a second header, or corruption before
+// the last line. A cut never goes before the header.
+func writable(path string, l *session.Log) error {
+	switch {
+	case l.Size == 0:
+		return fmt.Errorf("%w: %s is empty (no header)", ErrNeedsFsck, path)
+	case !l.HeaderOK && l.Header.Type == "session":
+		return fmt.Errorf("%w: %s: bad header: %s", ErrNeedsFsck, path, l.Header.Problem)
+	case !l.HeaderOK:
+		return fmt.Errorf("%w: %s: line 1 is not a session header", ErrNeedsFsck, path)
+	case l.Header.Version > session.Version:
+		return fmt.Errorf("%w: %s is format version %d; this panto writes version %d", ErrNewerVersion, path, l.Header.Version, session.Version)
+	case len(l.Headers) > 0:
+		return fmt.Errorf("%w: %s: %s", ErrNeedsFsck, path, l.Headers[0])
+	case l.CorruptMid:
+		return fmt.Errorf("%w: %s: %s", ErrNeedsFsck, path, l.Corrupt[0])
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Lock takes an exclusive flock on f. It retries for up to wait (0: one
+// try) and returns ErrBusy when the lock stays taken. The kernel releases
+// the lock when f is closed or the process dies, so no lock is ever stale.
+func Lock(f *os.File, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	delay := time.Millisecond
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+		}
+		if !time.Now().Before(deadline) {
+			return ErrBusy
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// Locked reports whether another open file description holds a lock on
+// path, without taking it for longer than the test.
+func Locked(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return false, syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}
+
+// syncDir fsyncs a directory, so that a name created in it is durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,71 @@
+package panto_test
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/panto-dev/panto/internal/logcmd"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("u", false, "update testscript golden files")
+
+// TestMain lets the test binary stand in for every command, so scripts can
+// pipe them into each other without building anything.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"panto-log": func() { os.Exit(logcmd.Main()) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar end to end through the commands.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update || os.Getenv("PANTO_UPDATE_SCRIPTS") != "",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("HOME", e.WorkDir)
+			e.Setenv("XDG_CONFIG_HOME", filepath.Join(e.WorkDir, ".config"))
+			e.Setenv("XDG_CACHE_HOME", filepath.Join(e.WorkDir, ".cache"))
+			e.Setenv("XDG_DATA_HOME", filepath.Join(e.WorkDir, ".data"))
+			e.Setenv("PANTO_SESSION_DIR", filepath.Join(e.WorkDir, "sessions"))
+			e.Setenv("NO_COLOR", "1")
+			e.Setenv("TZ", "UTC")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"status": cmdStatus,
+		},
+	})
+}
+
+// cmdStatus runs a command and checks its exact exit code:
+//
+//	status 2 panto-log append
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status CODE command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: bad code %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("status: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
