@@ -17,6 +17,7 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
@@ -131,7 +132,7 @@ func (c *appendCmd) run(io cli.IO, out io.Writer) error {
 	}
 	res, err := store.Append(c.File, msgs, store.AppendOptions{
 		Provider: c.Provider, Model: c.Model, Parent: c.Parent, ExpectLeaf: c.ExpectLeaf,
-		AllowEmpty: c.AllowEmpty, Cwd: io.Cwd, LockWait: c.Wait,
+		AllowEmpty: c.AllowEmpty, Cwd: io.Cwd, LockWait: c.Wait, CacheDir: index.Dir(io.Getenv),
 	})
 	if err != nil {
 		return storeError(err, c.File)
@@ -200,7 +201,7 @@ func storeError(err error, file string) error {
 }
 
 func (c *truncateCmd) run(io cli.IO) error {
-	cut, err := store.Truncate(c.File, c.After, c.Wait)
+	cut, err := store.Truncate(c.File, c.After, c.Wait, index.Dir(io.Getenv))
 	if err != nil {
 		return storeError(err, c.File)
 	}
@@ -241,7 +242,7 @@ func (c *listCmd) run(io cli.IO, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	list, err := catalog.List(files)
+	list, err := catalog.List(files, index.Dir(io.Getenv))
 	if err != nil {
 		return exitcode.New(exitcode.Failure, err)
 	}
@@ -288,7 +289,7 @@ func runLatest(io cli.IO, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	list, err := catalog.List(files)
+	list, err := catalog.List(files, index.Dir(io.Getenv))
 	if err != nil {
 		return exitcode.New(exitcode.Failure, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -69,8 +70,10 @@ func AllFiles(base string) ([]string, error) {
 	return out, nil
 }
 
-// Describe reads one session file.
-func Describe(path string) (Session, error) {
+// Describe reads one session file. With a cache directory it reads only
+// what was added since its checkpoint, and leaves a checkpoint of a clean
+// file for the next time.
+func Describe(path, cacheDir string) (Session, error) {
 	s := Session{Path: path, ID: session.IDFromPath(path)}
 	f, err := os.Open(path)
 	if err != nil {
@@ -82,42 +85,54 @@ func Describe(path string) (Session, error) {
 		return s, err
 	}
 	s.Size, s.Modified = fi.Size(), fi.ModTime().UTC()
-	l, err := session.Scan(f, session.ScanOptions{StopAtCorrupt: true})
-	if err != nil {
-		return s, err
-	}
-	if l.HeaderOK {
-		s.Cwd = l.Header.Cwd
-		if s.ID == "" {
-			s.ID = l.Header.ID
+	st := index.Load(cacheDir, path, f, fi)
+	if st == nil || !st.Catch(f, fi.Size()) {
+		l, err := session.Scan(f, session.ScanOptions{})
+		if err != nil {
+			return s, err
 		}
-		if t, err := time.Parse(time.RFC3339Nano, l.Header.Timestamp); err == nil {
-			s.Created = t.UTC()
-		}
-	} else {
-		s.Problem = "no valid header"
-	}
-	if s.Created.IsZero() {
-		if u, err := uuid.Parse(s.ID); err == nil && u.Version() == 7 {
-			sec, nsec := u.Time().UnixTime()
-			s.Created = time.Unix(sec, nsec).UTC()
+		if problem := damage(l); problem != "" {
+			s.Problem = problem
+			st = &index.State{HeaderID: l.Header.ID, Created: l.Header.Timestamp, Cwd: l.Header.Cwd, Messages: l.Messages, LastTime: l.LastTime}
+		} else {
+			st = index.FromLog(l, f, fi)
+			st.Save(cacheDir, path) // a cache: failing to save costs a full read next time
 		}
 	}
-	if t, err := time.Parse(time.RFC3339Nano, l.LastTime); err == nil {
+	s.Cwd, s.Messages = st.Cwd, st.Messages
+	if s.ID == "" {
+		s.ID = st.HeaderID
+	}
+	if t, err := time.Parse(time.RFC3339Nano, st.Created); err == nil {
+		s.Created = t.UTC()
+	} else if u, err := uuid.Parse(s.ID); err == nil && u.Version() == 7 {
+		sec, nsec := u.Time().UnixTime()
+		s.Created = time.Unix(sec, nsec).UTC()
+	}
+	if t, err := time.Parse(time.RFC3339Nano, st.LastTime); err == nil {
 		s.Modified = t.UTC()
-	}
-	s.Messages = l.Messages
-	if l.Stopped != nil && s.Problem == "" {
-		s.Problem = l.Stopped.String()
 	}
 	return s, nil
 }
 
+// damage names what keeps a scanned file from being clean, or "".
+func damage(l *session.Log) string {
+	switch {
+	case !l.HeaderOK:
+		return "no valid header"
+	case len(l.Headers) > 0:
+		return l.Headers[0].String()
+	case l.CorruptMid:
+		return l.Corrupt[0].String()
+	}
+	return ""
+}
+
 // List describes files, newest activity first (ties: newest id first).
-func List(files []string) ([]Session, error) {
+func List(files []string, cacheDir string) ([]Session, error) {
 	out := make([]Session, 0, len(files))
 	for _, p := range files {
-		s, err := Describe(p)
+		s, err := Describe(p, cacheDir)
 		if err != nil {
 			return nil, err
 		}

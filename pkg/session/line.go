@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/tidwall/gjson"
@@ -44,10 +45,16 @@ type Line struct {
 
 var lineKeys = []string{"type", "id", "parentId", "timestamp", "provider", "model", "message", "version", "cwd"}
 
+// ValidJSON reports whether b is one complete JSON value. Invalid UTF-8
+// inside strings is allowed (SPEC §2 keeps such bytes as written): gjson's
+// fast validator rejects it, so a failure is confirmed by encoding/json,
+// which accepts it.
+func ValidJSON(b []byte) bool { return gjson.ValidBytes(b) || json.Valid(b) }
+
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as
 // JSON whitespace). It validates the line once and then reads its fields.
 func Classify(raw []byte) Line {
-	if !gjson.ValidBytes(raw) {
+	if !ValidJSON(raw) {
 		return Line{Kind: KindCorrupt, Problem: "not valid JSON"}
 	}
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
@@ -125,7 +132,7 @@ var (
 // or a message line on a pipe) and returns its role. Unknown fields are
 // allowed; unknown block types are not.
 func CheckMessage(raw []byte) (role string, err error) {
-	if !gjson.ValidBytes(raw) {
+	if !ValidJSON(raw) {
 		return "", fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
 	}
 	m := gjson.ParseBytes(raw)
@@ -214,7 +221,7 @@ func checkBlock(b gjson.Result, n int) error {
 			return fmt.Errorf("%w: thinking block %d has a non-string \"signature\"", ErrInvalidMsg, n)
 		}
 	case "toolUse":
-		if !gjson.Valid(b.Get("input").Str) {
+		if !ValidJSON([]byte(b.Get("input").Str)) {
 			return fmt.Errorf("%w: toolUse block %d: \"input\" is not JSON text", ErrInvalidMsg, n)
 		}
 	}

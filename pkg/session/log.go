@@ -230,3 +230,10 @@ func internRole(r string) string {
 	}
 	return ""
 }
+
+// EachID calls fn with every id the file uses: nodes and invalid entries.
+func (l *Log) EachID(fn func(string)) {
+	for id := range l.ids {
+		fn(id)
+	}
+}

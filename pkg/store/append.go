@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
@@ -39,6 +40,7 @@ type AppendOptions struct {
 	AllowEmpty      bool          // create a new file even without a reply
 	Cwd             string        // header cwd of a new file
 	LockWait        time.Duration // how long to wait for another writer
+	CacheDir        string        // where checkpoints are kept; "" for none
 	Now             func() time.Time
 }
 
@@ -67,54 +69,93 @@ func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	if len(msgs) == 0 {
 		return nil, ErrEmpty
 	}
-	f, l, err := openLocked(path, o.LockWait)
+	f, fi, err := openLocked(path, o.LockWait)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if err := writable(path, l); err != nil {
+	st, l, err := loadState(f, fi, path, o.CacheDir, o.Parent != "")
+	if err != nil {
 		return nil, err
 	}
-	parent := l.Leaf()
-	if err := checkLeaf(l, parent, o.ExpectLeaf); err != nil {
+	if err := checkLeaf(st.Leaf, o.ExpectLeaf); err != nil {
 		return nil, err
 	}
-	if o.Parent != "" {
-		if parent = l.Lookup(o.Parent); parent < 0 {
-			return nil, fmt.Errorf("%w: %s has no entry %q", ErrNoParent, path, o.Parent)
+	parentID := st.Leaf
+	stamp := session.Stamp{Provider: o.Provider, Model: o.Model}
+	if stamp.Provider == "" && !st.StampKnown && l == nil && hasUser(msgs) {
+		// The leaf's active stamp lies on a branch the checkpoint does
+		// not follow: read the whole file for it.
+		if l, err = scanAll(f, fi, path); err != nil {
+			return nil, err
 		}
 	}
-	stamp := session.Stamp{Provider: o.Provider, Model: o.Model}
-	if stamp.Provider == "" && parent >= 0 {
-		stamp, _ = l.Active(parent)
+	switch {
+	case o.Parent != "":
+		i := l.Lookup(o.Parent)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %s has no entry %q", ErrNoParent, path, o.Parent)
+		}
+		parentID = o.Parent
+		if stamp.Provider == "" {
+			stamp, _ = l.Active(i)
+		}
+	case stamp.Provider != "":
+	case st.StampKnown:
+		stamp = st.Stamp
+	case l != nil && l.Leaf() >= 0:
+		stamp, _ = l.Active(l.Leaf())
 	}
-	parentID := ""
-	if parent >= 0 {
-		parentID = l.Nodes[parent].ID
-	}
-	buf, err := build(msgs, parentID, stamp, l.Taken, o.Now())
+	buf, err := build(msgs, parentID, stamp, st.Taken, o.Now())
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Lines: buf}
-	if l.Torn() {
-		if res.Cut, err = cutAt(f, path, l.Good, l.Size, 0); err != nil {
+	if size := fi.Size(); size > st.Good {
+		if res.Cut, err = cutAt(f, path, st.Good, size, 0); err != nil {
+			index.Forget(o.CacheDir, path)
 			return nil, err
 		}
 	}
-	if err := appendBatch(f, path, l.Good, buf); err != nil {
+	if err := appendBatch(f, path, st.Good, buf); err != nil {
 		return nil, err
+	}
+	if st.Catch(f, st.Good+int64(len(buf))) {
+		st.Save(o.CacheDir, path) // a cache: a failure costs the next append a full read
 	}
 	return res, nil
 }
 
-func checkLeaf(l *session.Log, leaf int32, want *string) error {
+// loadState returns what an append must know of the locked file f: from
+// its checkpoint and the lines added since when it can, else from a full
+// scan (also returned, as l), which must find the file writable.
+func loadState(f *os.File, fi os.FileInfo, path, cacheDir string, full bool) (st *index.State, l *session.Log, err error) {
+	if !full {
+		if st := index.Load(cacheDir, path, f, fi); st != nil && st.Catch(f, fi.Size()) {
+			return st, nil, nil
+		}
+	}
+	if l, err = scanAll(f, fi, path); err != nil {
+		return nil, nil, err
+	}
+	if err := writable(path, l); err != nil {
+		return nil, nil, err
+	}
+	return index.FromLog(l, f, fi), l, nil
+}
+
+func hasUser(msgs []Msg) bool {
+	for _, m := range msgs {
+		if m.Role == "user" {
+			return true
+		}
+	}
+	return false
+}
+
+func checkLeaf(got string, want *string) error {
 	if want == nil {
 		return nil
-	}
-	got := ""
-	if leaf >= 0 {
-		got = l.Nodes[leaf].ID
 	}
 	if got != *want {
 		if got == "" {
@@ -131,7 +172,7 @@ func checkLeaf(l *session.Log, leaf int32, want *string) error {
 func appendBatch(f *os.File, path string, good int64, buf []byte) error {
 	_, err := f.Write(buf)
 	if err == nil {
-		if err = f.Sync(); err != nil {
+		if err = fsync(f); err != nil {
 			err = fmt.Errorf("fsync %s: %w", path, err)
 		}
 	} else {
@@ -187,7 +228,7 @@ func create(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	if o.Parent != "" {
 		return nil, fmt.Errorf("%w: %s does not exist, so it has no entry %q", ErrNoParent, path, o.Parent)
 	}
-	if err := checkLeaf(&session.Log{}, -1, o.ExpectLeaf); err != nil {
+	if err := checkLeaf("", o.ExpectLeaf); err != nil {
 		return nil, err
 	}
 	hasReply := false

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -77,12 +78,16 @@ func cutAt(f *os.File, path string, from, size int64, entries int) (*Cut, error)
 // Truncate repairs a torn tail of path (policy tail) or, with after set,
 // cuts every line after the entry with that id. It takes the writer's lock
 // for up to wait. A nil Cut means there was nothing to cut.
-func Truncate(path, after string, wait time.Duration) (*Cut, error) {
-	f, l, err := openLocked(path, wait)
+func Truncate(path, after string, wait time.Duration, cacheDir string) (*Cut, error) {
+	f, fi, err := openLocked(path, wait)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	l, err := scanAll(f, fi, path)
+	if err != nil {
+		return nil, err
+	}
 	if err := writable(path, l); err != nil {
 		return nil, err
 	}
@@ -104,13 +109,14 @@ func Truncate(path, after string, wait time.Duration) (*Cut, error) {
 			entries++
 		}
 	}
+	index.Forget(cacheDir, path)
 	return cutAt(f, path, from, l.Size, entries)
 }
 
-// openLocked opens path for appending, takes its lock, and scans it. It
-// makes sure the locked file is still the one at path (a repair may have
-// replaced it while we waited).
-func openLocked(path string, wait time.Duration) (*os.File, *session.Log, error) {
+// openLocked opens path for appending and takes its lock. It makes sure
+// the locked file is still the one at path (a repair may have replaced it
+// while we waited).
+func openLocked(path string, wait time.Duration) (*os.File, os.FileInfo, error) {
 	for range 10 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 		if err != nil {
@@ -127,16 +133,20 @@ func openLocked(path string, wait time.Duration) (*os.File, *session.Log, error)
 				f.Close()
 				return nil, nil, ErrIsDir
 			}
-			l, err := session.Scan(io.NewSectionReader(f, 0, fi.Size()), session.ScanOptions{})
-			if err != nil {
-				f.Close()
-				return nil, nil, fmt.Errorf("read %s: %w", path, err)
-			}
-			return f, l, nil
+			return f, fi, nil
 		}
 		f.Close()
 	}
 	return nil, nil, fmt.Errorf("open %s: the file keeps being replaced", path)
+}
+
+// scanAll reads the whole locked file f.
+func scanAll(f *os.File, fi os.FileInfo, path string) (*session.Log, error) {
+	l, err := session.Scan(io.NewSectionReader(f, 0, fi.Size()), session.ScanOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return l, nil
 }
 
 // writable refuses files a writer must not touch (SPEC §5): no valid

@@ -1,0 +1,335 @@
+// Package index keeps a small checkpoint of each clean session file in the
+// cache directory, so that an append or a listing reads only what was added
+// since the last one instead of the whole log (logs only grow at the end).
+//
+// A checkpoint says: bytes [0, Good) of the file with this device and inode
+// were read and are clean (a valid header, no corruption); here are their
+// entry ids, the leaf, the active provider/model at the leaf, and what a
+// listing shows. It also holds a hash of the last 4 KiB before Good, so a
+// file cut and rewritten in place is noticed. It is only a cache: a missing,
+// stale or unreadable checkpoint means one full read of the file, never a
+// wrong answer, and the session file stays the only record.
+package index
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+// State is the checkpoint of one session file.
+type State struct {
+	Dev, Ino   uint64
+	Good       int64
+	Tail       [sha256.Size]byte
+	Leaf       string
+	Stamp      session.Stamp // active provider/model at the leaf
+	StampKnown bool
+	Messages   int
+	HeaderID   string
+	Created    string
+	Cwd        string
+	LastTime   string
+	hexIDs     []uint32 // sorted: the ids that are 8 lowercase hex characters
+	otherIDs   []string // sorted: every other id
+}
+
+// FromLog makes the checkpoint of a clean, fully scanned log of file f.
+func FromLog(l *session.Log, f *os.File, fi os.FileInfo) *State {
+	s := &State{Good: l.Good, Messages: l.Messages, HeaderID: l.Header.ID, Created: l.Header.Timestamp, Cwd: l.Header.Cwd, LastTime: l.LastTime}
+	s.Dev, s.Ino = ident(fi)
+	if leaf := l.Leaf(); leaf >= 0 {
+		s.Leaf = l.Nodes[leaf].ID
+		s.Stamp, s.StampKnown = l.Active(leaf)
+	}
+	l.EachID(func(id string) { s.addID(id) })
+	slices.Sort(s.hexIDs)
+	slices.Sort(s.otherIDs)
+	s.Tail = tailHash(f, s.Good)
+	return s
+}
+
+func ident(fi os.FileInfo) (dev, ino uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), st.Ino
+	}
+	return 0, 0
+}
+
+func tailHash(f io.ReaderAt, good int64) [sha256.Size]byte {
+	from := max(0, good-4096)
+	buf := make([]byte, good-from)
+	if _, err := f.ReadAt(buf, from); err != nil && !errors.Is(err, io.EOF) {
+		return [sha256.Size]byte{} // never matches a real hash
+	}
+	return sha256.Sum256(buf)
+}
+
+func hexID(id string) (uint32, bool) {
+	if len(id) != 8 {
+		return 0, false
+	}
+	var b [4]byte
+	if _, err := hex.Decode(b[:], []byte(id)); err != nil || hex.EncodeToString(b[:]) != id {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(b[:]), true
+}
+
+// addID records id, keeping the lists sorted.
+func (s *State) addID(id string) {
+	if v, ok := hexID(id); ok {
+		i, found := slices.BinarySearch(s.hexIDs, v)
+		if !found {
+			s.hexIDs = slices.Insert(s.hexIDs, i, v)
+		}
+		return
+	}
+	i, found := slices.BinarySearch(s.otherIDs, id)
+	if !found {
+		s.otherIDs = slices.Insert(s.otherIDs, i, id)
+	}
+}
+
+// Taken reports whether any line of the file uses id.
+func (s *State) Taken(id string) bool {
+	if v, ok := hexID(id); ok {
+		_, found := slices.BinarySearch(s.hexIDs, v)
+		return found
+	}
+	_, found := slices.BinarySearch(s.otherIDs, id)
+	return found
+}
+
+// Catch reads the lines of f between the checkpoint and size, as a full
+// scan would, and moves the checkpoint past the complete ones. It returns
+// false when it meets something only a full scan can judge (a corrupt line,
+// a header): the caller then scans the whole file.
+func (s *State) Catch(f io.ReaderAt, size int64) bool {
+	if size <= s.Good {
+		return size == s.Good
+	}
+	rd := session.NewReader(io.NewSectionReader(f, s.Good, size-s.Good), s.Good)
+	for {
+		raw, _, term, err := rd.Next()
+		if err == io.EOF || (err == nil && !term) {
+			break // an unterminated tail is not written yet
+		}
+		if err != nil {
+			return false
+		}
+		c := session.Classify(raw)
+		switch c.Kind {
+		case session.KindCorrupt, session.KindHeader:
+			return false
+		case session.KindInvalid:
+			if c.Type == "session" {
+				return false
+			}
+			if c.ID != "" {
+				s.addID(c.ID)
+			}
+		case session.KindMessage, session.KindUnknown:
+			if c.ID != "" && !s.Taken(c.ID) {
+				s.addNode(c)
+			}
+		}
+		s.Good = rd.Offset()
+	}
+	s.Tail = tailHash(f, s.Good)
+	return true
+}
+
+// addNode makes the entry c the new leaf.
+func (s *State) addNode(c session.Line) {
+	if c.ParentID != s.Leaf || s.Leaf == "" {
+		s.StampKnown = false // a branch off an earlier entry: its stamp is unknown here
+	}
+	if c.Kind == session.KindMessage {
+		if c.Role == "user" {
+			s.Stamp, s.StampKnown = session.Stamp{Provider: c.Provider, Model: c.Model}, true
+		}
+		if c.Role == "user" || c.Role == "assistant" {
+			s.Messages++
+		}
+		s.LastTime = c.Timestamp
+	}
+	s.addID(c.ID)
+	s.Leaf = c.ID
+}
+
+// Path is where the checkpoint of the session file at path is kept in dir.
+func Path(dir, path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".ckpt")
+}
+
+// Dir is the cache directory of checkpoints: $XDG_CACHE_HOME/panto/index,
+// else $HOME/.cache/panto/index; "" when neither is set (no cache).
+func Dir(getenv func(string) string) string {
+	if d := getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "panto", "index")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "panto", "index")
+	}
+	return ""
+}
+
+const magic = "panto-index 1\n"
+
+// Load returns the checkpoint of the file f (at path, with info fi) when one
+// is kept in dir and still describes the file; nil otherwise.
+func Load(dir, path string, f io.ReaderAt, fi os.FileInfo) *State {
+	if dir == "" {
+		return nil
+	}
+	b, err := os.ReadFile(Path(dir, path))
+	if err != nil {
+		return nil
+	}
+	s, ok := decode(b)
+	if !ok {
+		return nil
+	}
+	dev, ino := ident(fi)
+	if s.Dev != dev || s.Ino != ino || fi.Size() < s.Good || tailHash(f, s.Good) != s.Tail {
+		return nil
+	}
+	return s
+}
+
+// Save writes the checkpoint to dir atomically (a cache needs no fsync). A
+// failure only costs the next reader a full scan, so callers may ignore it.
+func (s *State) Save(dir, path string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".ckpt-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(s.encode())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), Path(dir, path))
+}
+
+// Forget removes the checkpoint of path, after a cut or a rewrite.
+func Forget(dir, path string) {
+	if dir != "" {
+		os.Remove(Path(dir, path))
+	}
+}
+
+func (s *State) encode() []byte {
+	b := []byte(magic)
+	b = binary.AppendUvarint(b, s.Dev)
+	b = binary.AppendUvarint(b, s.Ino)
+	b = binary.AppendUvarint(b, uint64(s.Good))
+	b = append(b, s.Tail[:]...)
+	known := uint64(0)
+	if s.StampKnown {
+		known = 1
+	}
+	b = binary.AppendUvarint(b, known)
+	b = binary.AppendUvarint(b, uint64(s.Messages))
+	for _, str := range []string{s.Leaf, s.Stamp.Provider, s.Stamp.Model, s.HeaderID, s.Created, s.Cwd, s.LastTime} {
+		b = appendString(b, str)
+	}
+	b = binary.AppendUvarint(b, uint64(len(s.hexIDs)))
+	for _, v := range s.hexIDs {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
+	b = binary.AppendUvarint(b, uint64(len(s.otherIDs)))
+	for _, str := range s.otherIDs {
+		b = appendString(b, str)
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+type decoder struct {
+	b  []byte
+	ok bool
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.ok = false
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes(n uint64) []byte {
+	if !d.ok || uint64(len(d.b)) < n {
+		d.ok = false
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string() string { return string(d.bytes(d.uvarint())) }
+
+func decode(b []byte) (*State, bool) {
+	if !bytes.HasPrefix(b, []byte(magic)) {
+		return nil, false
+	}
+	d := &decoder{b: b[len(magic):], ok: true}
+	s := &State{}
+	s.Dev, s.Ino, s.Good = d.uvarint(), d.uvarint(), int64(d.uvarint())
+	copy(s.Tail[:], d.bytes(sha256.Size))
+	s.StampKnown = d.uvarint() == 1
+	s.Messages = int(d.uvarint())
+	s.Leaf, s.Stamp.Provider, s.Stamp.Model = d.string(), d.string(), d.string()
+	s.HeaderID, s.Created, s.Cwd, s.LastTime = d.string(), d.string(), d.string(), d.string()
+	n := d.uvarint()
+	if n > uint64(len(d.b))/4 {
+		return nil, false
+	}
+	raw := d.bytes(4 * n)
+	if !d.ok {
+		return nil, false
+	}
+	s.hexIDs = make([]uint32, n)
+	for i := range s.hexIDs {
+		s.hexIDs[i] = binary.BigEndian.Uint32(raw[4*i:])
+	}
+	m := d.uvarint()
+	for range m {
+		if !d.ok {
+			break
+		}
+		s.otherIDs = append(s.otherIDs, d.string())
+	}
+	return s, d.ok && len(d.b) == 0
+}

@@ -1,0 +1,126 @@
+package index
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+const head = `{"type":"session","version":1,"id":"019dc5ba-53f6-71a5-ab8f-b1f8709c2572","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/p"}
+{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"t1","provider":"p1","model":"m1","message":{"role":"user","content":[]}}
+{"type":"message","id":"b2","parentId":"a1b2c3d4","timestamp":"t2","message":{"role":"assistant","content":[],"provider":"p1","model":"m1"}}
+`
+
+// checkpoint scans path fully and saves its checkpoint in dir.
+func checkpoint(t *testing.T, dir, path string) *State {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	l, err := session.Scan(f, session.ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := FromLog(l, f, fi)
+	if err := s.Save(dir, path); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func load(t *testing.T, dir, path string) *State {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	s := Load(dir, path, f, fi)
+	if s != nil && !s.Catch(f, fi.Size()) {
+		return nil
+	}
+	return s
+}
+
+func TestCheckpoint(t *testing.T) {
+	tests := []struct {
+		name     string
+		change   func(path string) // what happens to the file after the checkpoint
+		valid    bool
+		leaf     string
+		stamp    string
+		messages int
+	}{
+		{"unchanged", func(string) {}, true, "b2", "p1", 2},
+		{"appended", func(p string) {
+			appendTo(p, `{"type":"message","id":"c3","parentId":"b2","timestamp":"t3","provider":"p2","model":"m2","message":{"role":"user","content":[]}}`+"\n")
+		}, true, "c3", "p2", 3},
+		{"appended branch", func(p string) {
+			appendTo(p, `{"type":"message","id":"c3","parentId":"a1b2c3d4","timestamp":"t3","message":{"role":"assistant","content":[],"provider":"p","model":"m"}}`+"\n")
+		}, true, "c3", "", 3},
+		{"torn tail", func(p string) { appendTo(p, `{"type":"mess`) }, true, "b2", "p1", 2},
+		{"corrupt line added", func(p string) { appendTo(p, "{oops\n{}\n") }, false, "", "", 0},
+		{"cut and rewritten", func(p string) {
+			os.Truncate(p, int64(len(head)-10))
+			appendTo(p, "xxxxxxxxx\n")
+		}, false, "", "", 0},
+		{"replaced", func(p string) {
+			os.WriteFile(p+".new", []byte(head), 0o600)
+			os.Rename(p+".new", p)
+		}, false, "", "", 0},
+		{"shrunk", func(p string) { os.Truncate(p, 10) }, false, "", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "s.jsonl")
+			os.WriteFile(path, []byte(head), 0o600)
+			checkpoint(t, dir, path)
+			tt.change(path)
+			s := load(t, dir, path)
+			if (s != nil) != tt.valid {
+				t.Fatalf("valid = %v, want %v", s != nil, tt.valid)
+			}
+			if s == nil {
+				return
+			}
+			if s.Leaf != tt.leaf || s.Messages != tt.messages || (s.StampKnown && s.Stamp.Provider != tt.stamp) || (!s.StampKnown && tt.stamp != "") {
+				t.Fatalf("leaf %s messages %d stamp %+v known %v", s.Leaf, s.Messages, s.Stamp, s.StampKnown)
+			}
+			if !s.Taken("a1b2c3d4") || !s.Taken("b2") || s.Taken("ffffffff") {
+				t.Fatal("ids lost")
+			}
+		})
+	}
+}
+
+func appendTo(path, text string) {
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(text)
+	f.Close()
+}
+
+func TestDecodeGarbage(t *testing.T) {
+	s := &State{Leaf: "x", Cwd: "/p"}
+	s.addID("a1b2c3d4")
+	s.addID("other")
+	b := s.encode()
+	if got, ok := decode(b); !ok || got.Leaf != "x" || !got.Taken("a1b2c3d4") || !got.Taken("other") {
+		t.Fatalf("round trip: %+v %v", got, ok)
+	}
+	for i := range b {
+		if _, ok := decode(b[:i]); ok {
+			t.Fatalf("a checkpoint cut at %d decoded", i)
+		}
+	}
+	if _, ok := decode([]byte(strings.Repeat("\xff", 100))); ok {
+		t.Fatal("garbage decoded")
+	}
+}

@@ -1,0 +1,132 @@
+package session
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+const sample = `{"type":"session","version":1,"id":"019dc5ba-53f6-71a5-ab8f-b1f8709c2572","timestamp":"t","cwd":"/p"}
+{"type":"message","id":"a","parentId":null,"timestamp":"t","provider":"p1","model":"m1","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}
+{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[],"provider":"p1","model":"m1"}}
+{"type":"label","id":"l","parentId":"b","name":"x"}
+{"type":"message","id":"c","parentId":"b","timestamp":"t","provider":"p2","model":"m2","message":{"role":"user","content":[{"type":"text","text":"branch"}]}}
+{"type":"message","id":"d","parentId":"a","timestamp":"t2","message":{"role":"assistant","content":[],"provider":"p1","model":"m1"}}
+`
+
+func TestScan(t *testing.T) {
+	l, err := Scan(iotest.OneByteReader(strings.NewReader(sample)), ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.HeaderOK || len(l.Nodes) != 5 || l.Messages != 4 || l.Unknown["label"] != 1 || l.Torn() || l.LastTime != "t2" {
+		t.Fatalf("scan: %+v", l)
+	}
+	if got := l.Nodes[l.Leaf()].ID; got != "d" {
+		t.Fatalf("leaf %s, want d", got)
+	}
+	if s, _ := l.Active(l.Lookup("c")); s.Provider != "p2" {
+		t.Fatalf("active at c: %+v", s)
+	}
+	if s, _ := l.Active(l.Leaf()); s.Provider != "p1" {
+		t.Fatalf("active at d: %+v", s)
+	}
+	var path []string
+	for _, i := range l.Path(l.Lookup("c")) {
+		path = append(path, l.Nodes[i].ID)
+	}
+	if strings.Join(path, ",") != "a,b,c" {
+		t.Fatalf("path %v", path)
+	}
+}
+
+func TestScanDamage(t *testing.T) {
+	lines := strings.SplitAfter(sample, "\n")
+	tests := []struct {
+		name       string
+		text       string
+		stop       bool
+		good       int64
+		corruptMid bool
+		stopped    int // line a stopping scan stopped at
+		dangling   int
+		dup        int
+	}{
+		{"torn tail", sample + `{"type":"mess`, false, int64(len(sample)), false, 0, 0, 0},
+		{"complete but unterminated", sample + `{"type":"x"}`, false, int64(len(sample)), false, 0, 0, 0},
+		{"garbage lines at end", sample + "\x00\x00\n\x00\n", false, int64(len(sample)), false, 0, 0, 0},
+		{"corrupt middle", lines[0] + lines[1] + "{oops\n" + strings.Join(lines[2:], ""), false, int64(len(sample) + 6), true, 0, 0, 0},
+		{"reader stops", lines[0] + lines[1] + "{oops\n" + strings.Join(lines[2:], ""), true, int64(len(lines[0]) + len(lines[1])), false, 3, 0, 0},
+		{"reader stops at torn", sample + `{"type":`, true, int64(len(sample)), false, 7, 0, 0},
+		{"dangling", lines[0] + lines[2], false, int64(len(lines[0]) + len(lines[2])), false, 0, 1, 0},
+		{"duplicate id", sample + lines[5], false, int64(len(sample) + len(lines[5])), false, 0, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := Scan(strings.NewReader(tt.text), ScanOptions{StopAtCorrupt: tt.stop})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopped := 0
+			if l.Stopped != nil {
+				stopped = l.Stopped.Line
+			}
+			if l.Good != tt.good || l.CorruptMid != tt.corruptMid || stopped != tt.stopped || len(l.Dangling) != tt.dangling || len(l.DupIDs) != tt.dup {
+				t.Fatalf("good %d mid %v stopped %d dangling %d dup %d; want %d %v %d %d %d",
+					l.Good, l.CorruptMid, stopped, len(l.Dangling), len(l.DupIDs), tt.good, tt.corruptMid, tt.stopped, tt.dangling, tt.dup)
+			}
+		})
+	}
+}
+
+// TestReaderLongLines reads lines far longer than its buffer, and tells a
+// terminated line from an unterminated one.
+func TestReaderLongLines(t *testing.T) {
+	long := bytes.Repeat([]byte("x"), 3<<20)
+	in := append(append(append([]byte{}, long...), '\n'), long[:1000]...)
+	r := NewReader(bytes.NewReader(in), 0)
+	line, off, term, err := r.Next()
+	if err != nil || !term || off != 0 || len(line) != len(long) {
+		t.Fatalf("first: %d bytes term %v off %d err %v", len(line), term, off, err)
+	}
+	line, off, term, err = r.Next()
+	if err != nil || term || off != int64(len(long)+1) || len(line) != 1000 {
+		t.Fatalf("second: %d bytes term %v off %d err %v", len(line), term, off, err)
+	}
+	if _, _, _, err = r.Next(); err != io.EOF {
+		t.Fatalf("end: %v", err)
+	}
+}
+
+// FuzzScan: no input makes Scan panic; a file of valid lines (the fuzzed
+// bytes cut back to their last good line) scans to the same entries again,
+// and a torn tail never hides an entry before it.
+func FuzzScan(f *testing.F) {
+	f.Add([]byte(sample))
+	f.Add([]byte(sample + `{"type":"mes`))
+	f.Add([]byte("\xef\xbb\xbf" + sample))
+	f.Add([]byte("{}\n[]\n\x00\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := Scan(bytes.NewReader(data), ScanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Good > l.Size || l.Size != int64(len(data)) {
+			t.Fatalf("good %d size %d len %d", l.Good, l.Size, len(data))
+		}
+		again, err := Scan(bytes.NewReader(data[:l.Good]), ScanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Torn() || len(again.Nodes) != len(l.Nodes) {
+			t.Fatalf("prefix to good: torn %v, %d entries, want %d", again.Torn(), len(again.Nodes), len(l.Nodes))
+		}
+		for i := range l.Nodes {
+			if l.Nodes[i] != again.Nodes[i] {
+				t.Fatalf("entry %d differs: %+v %+v", i, l.Nodes[i], again.Nodes[i])
+			}
+		}
+	})
+}
