@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/panto-dev/panto/internal/logcmd"
+	"github.com/panto-dev/panto/internal/replaycmd"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -19,7 +20,8 @@ var update = flag.Bool("u", false, "update testscript golden files")
 // pipe them into each other without building anything.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"panto-log": func() { os.Exit(logcmd.Main()) },
+		"panto-log":    func() { os.Exit(logcmd.Main()) },
+		"panto-replay": func() { os.Exit(replaycmd.Main()) },
 	})
 }
 

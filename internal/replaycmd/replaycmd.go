@@ -1,0 +1,184 @@
+// Package replaycmd is panto-replay: it rebuilds the conversation, the tree
+// and the resume state from a session file, and never changes it.
+package replaycmd
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/alecthomas/kong"
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/replay"
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+const name = "panto-replay"
+
+type grammar struct {
+	Version kong.VersionFlag `help:"Print the version and exit."`
+	File    string           `arg:"" optional:"" help:"Session file; - or none for stdin."`
+	Leaf    string           `help:"Replay the path to entry ID (a branch) instead of the last entry." placeholder:"ID"`
+	Info    bool             `help:"Print the resume state as one JSON object."`
+	Format  string           `enum:"messages,markdown,entries," default:"" help:"messages (message lines, the default on a pipe), markdown (a transcript, the default on a terminal), or entries (the entry lines of the path)."`
+	Tree    bool             `help:"Print the whole tree of entries, branches and leaves marked."`
+}
+
+// Main runs panto-replay in this process.
+func Main() int { return Run(os.Args[1:], cli.OS()) }
+
+// Run runs panto-replay with args.
+func Run(args []string, io cli.IO) int {
+	var g grammar
+	_, code, done := cli.Parse(name, "Rebuild the conversation (and the tree) from a session file; read-only.", &g, args, io, nil)
+	if done {
+		return code
+	}
+	out := bufio.NewWriterSize(io.Stdout, 64<<10)
+	code, err := g.run(io, out)
+	if ferr := out.Flush(); err == nil && ferr != nil {
+		err = exitcode.New(exitcode.Failure, ferr)
+	}
+	if err != nil {
+		return cli.Fail(io.Stderr, name, err)
+	}
+	return code
+}
+
+// input returns the session to read as a ReaderAt: a file as it is, a pipe
+// read into memory (it cannot be read twice).
+func input(file string, stdin io.Reader) (r io.ReaderAt, size int64, label string, closeFn func(), err error) {
+	if file == "" || file == "-" {
+		if f, ok := stdin.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				return f, fi.Size(), "stdin", func() {}, nil
+			}
+		}
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, 0, "", nil, exitcode.Failuref("read stdin: %v", err)
+		}
+		return bytes.NewReader(b), int64(len(b)), "stdin", func() {}, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, 0, "", nil, exitcode.Usagef("%v: give a session file (panto-log latest prints the newest)", err)
+		}
+		return nil, 0, "", nil, exitcode.New(exitcode.Failure, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, "", nil, exitcode.New(exitcode.Failure, err)
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, 0, "", nil, exitcode.Usagef("%s is a directory: give a session file (panto-log list shows them)", file)
+	}
+	return f, fi.Size(), file, func() { f.Close() }, nil
+}
+
+func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
+	r, size, label, closeFn, err := input(g.File, io.Stdin)
+	if err != nil {
+		return 0, err
+	}
+	defer closeFn()
+	s, err := replay.Open(r, size)
+	if err != nil {
+		return 0, exitcode.Failuref("read %s: %v", label, err)
+	}
+	code := warn(io.Stderr, label, s.Log, size)
+	leaf, err := s.Leaf(g.Leaf)
+	if err != nil {
+		return 0, exitcode.Usagef("%s: %v: see panto-replay --tree for the entries", label, err)
+	}
+	var path []int32
+	if leaf >= 0 {
+		path = s.Log.Path(leaf)
+		if first := s.Log.Nodes[path[0]]; first.Parent == session.DanglingParent {
+			cli.Warnf(io.Stderr, name, "%s: entry %s (line %d) names a parent that is not in the file: the path starts there", label, first.ID, first.Line)
+		}
+	}
+	switch {
+	case g.Info:
+		in, err := s.Info(leaf)
+		if err != nil {
+			return 0, exitcode.New(exitcode.Failure, err)
+		}
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(in)
+		return code, err
+	case g.Tree:
+		return code, s.WriteTree(out)
+	}
+	format := g.Format
+	if format == "" {
+		format = "messages"
+		if cli.IsTerminal(io.Stdout) {
+			format = "markdown"
+		}
+	}
+	switch format {
+	case "markdown":
+		err = s.WriteMarkdown(out, path)
+	case "entries":
+		for _, i := range path {
+			line, lerr := s.Line(i)
+			if lerr != nil {
+				return 0, exitcode.New(exitcode.Failure, lerr)
+			}
+			out.Write(line)
+			err = out.WriteByte('\n')
+		}
+	default:
+		for _, i := range path {
+			m, merr := s.Message(i)
+			if merr != nil {
+				return 0, exitcode.New(exitcode.Failure, merr)
+			}
+			if m != nil {
+				out.Write(m)
+				err = out.WriteByte('\n')
+			}
+		}
+	}
+	return code, err
+}
+
+// warn reports on stderr what the reader skipped, and returns 1 when a
+// corrupt or unfinished line cut the reading short (SPEC §5).
+func warn(w io.Writer, label string, l *session.Log, size int64) int {
+	code := exitcode.OK
+	switch {
+	case size == 0:
+		cli.Warnf(w, name, "%s is empty: no session header", label)
+		code = exitcode.Findings
+	case !l.HeaderOK && l.Header.Type == "session":
+		cli.Warnf(w, name, "%s: line 1: bad header (%s): reading what it can", label, l.Header.Problem)
+	case !l.HeaderOK && l.Lines > 0 && (l.Stopped == nil || l.Stopped.Line > 1):
+		cli.Warnf(w, name, "%s: line 1 is not a session header: reading what it can", label)
+	case l.Header.Version > session.Version:
+		cli.Warnf(w, name, "%s is format version %d, newer than %d: reading what it understands", label, l.Header.Version, session.Version)
+	}
+	skipped := append(append(append([]session.Problem{}, l.Invalid...), l.DupIDs...), l.Headers...)
+	for i, p := range skipped {
+		if i == 10 {
+			cli.Warnf(w, name, "%s: %d more invalid lines skipped", label, len(skipped)-10)
+			break
+		}
+		cli.Warnf(w, name, "%s: %s: skipped", label, p)
+	}
+	if p := l.Stopped; p != nil {
+		cli.Warnf(w, name, "%s: line %d: %s: read up to line %d (run panto-fsck %s)", label, p.Line, p.What, p.Line-1, label)
+		code = exitcode.Findings
+	}
+	return code
+}
+

@@ -1,0 +1,87 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// WriteMarkdown prints the path as a readable transcript: a heading per
+// message with its role (and, for replies, model, stop reason and usage),
+// text as is, thinking folded in <details>, tool calls and results fenced.
+func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
+	for _, i := range path {
+		m, err := s.Message(i)
+		if err != nil {
+			return err
+		}
+		if m == nil {
+			continue
+		}
+		var b strings.Builder
+		msg := gjson.ParseBytes(m)
+		n := s.Log.Nodes[i]
+		head := "## " + n.Role
+		if n.Role == "user" {
+			if st, ok := s.Log.Active(i); ok {
+				head += " · " + st.Provider + "/" + st.Model
+			}
+		}
+		if n.Role == "assistant" {
+			head += " · " + msg.Get("provider").Str + "/" + msg.Get("model").Str
+			if r := msg.Get("stopReason"); r.Exists() {
+				head += " · " + r.Str
+			}
+			if u := msg.Get("usage"); u.Exists() {
+				head += " · " + usageText(u)
+			}
+		}
+		fmt.Fprintf(&b, "%s\n\n", head)
+		msg.Get("content").ForEach(func(_, c gjson.Result) bool {
+			switch c.Get("type").Str {
+			case "text":
+				fmt.Fprintf(&b, "%s\n\n", c.Get("text").Str)
+			case "thinking":
+				fmt.Fprintf(&b, "<details><summary>thinking</summary>\n\n%s\n\n</details>\n\n", c.Get("thinking").Str)
+			case "redactedThinking":
+				b.WriteString("*(redacted thinking)*\n\n")
+			case "toolUse":
+				fmt.Fprintf(&b, "**tool call** `%s` (%s)\n\n%s\n\n", c.Get("name").Str, c.Get("id").Str, fence(c.Get("input").Str, "json"))
+			case "toolResult":
+				fmt.Fprintf(&b, "**tool result** (%s)\n\n%s\n\n", c.Get("toolUseId").Str, fence(c.Get("content").Str, ""))
+			}
+			return true
+		})
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func usageText(u gjson.Result) string {
+	var parts []string
+	for _, k := range []string{"input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "reasoning"} {
+		if v := u.Get(k); v.Exists() {
+			parts = append(parts, k+" "+v.Raw)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fence wraps text in a code fence longer than any run of backticks in it.
+func fence(text, lang string) string {
+	n := 3
+	for run, i := 0, 0; i < len(text); i++ {
+		if text[i] == '`' {
+			run++
+			n = max(n, run+1)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", n)
+	return f + lang + "\n" + strings.TrimSuffix(text, "\n") + "\n" + f
+}

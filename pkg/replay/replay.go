@@ -1,0 +1,191 @@
+// Package replay rebuilds a conversation from a session file: the path from
+// the root to a leaf, the resume state (active model, dangling prompt,
+// pending tool uses), and the tree. It reads the file once into a small
+// index (session.Scan) and then reads back only the lines it prints, so its
+// memory grows with the number of entries, never with the bytes of the log.
+package replay
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+// Session is a scanned session file.
+type Session struct {
+	Log *session.Log
+	r   io.ReaderAt
+}
+
+// Open scans the session file r (size bytes) the way readers do: up to the
+// first corrupt or unterminated line.
+func Open(r io.ReaderAt, size int64) (*Session, error) {
+	l, err := session.Scan(io.NewSectionReader(r, 0, size), session.ScanOptions{StopAtCorrupt: true})
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Log: l, r: r}, nil
+}
+
+// Line reads back the line of node i, without its "\n".
+func (s *Session) Line(i int32) ([]byte, error) {
+	n := s.Log.Nodes[i]
+	b := make([]byte, n.Len)
+	if _, err := s.r.ReadAt(b, n.Off); err != nil {
+		return nil, fmt.Errorf("read line %d: %w", n.Line, err)
+	}
+	return b, nil
+}
+
+// Message returns the raw "message" value of node i, byte for byte as
+// stored, or nil for a node that is not a message.
+func (s *Session) Message(i int32) ([]byte, error) {
+	if s.Log.Nodes[i].Kind != session.KindMessage {
+		return nil, nil
+	}
+	b, err := s.Line(i)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(gjson.GetBytes(b, "message").Raw), nil
+}
+
+// Leaf resolves the leaf to replay to: id, or the last entry when id is "".
+// It returns -1 for a file without entries.
+func (s *Session) Leaf(id string) (int32, error) {
+	if id == "" {
+		return s.Log.Leaf(), nil
+	}
+	i := s.Log.Lookup(id)
+	if i < 0 {
+		return -1, fmt.Errorf("%w: %q", session.ErrNoSuchEntry, id)
+	}
+	return i, nil
+}
+
+// PendingTool is a toolUse on the path that no toolResult answers.
+type PendingTool struct {
+	EntryID string `json:"entryId"`
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Input   string `json:"input"`
+}
+
+// Prompt is a user message at the end of the path: nothing answered it.
+type Prompt struct {
+	ID       string  `json:"id"`
+	ParentID *string `json:"parentId"`
+	Kind     string  `json:"kind"` // "prompt" (text) or "toolResults"
+	Text     string  `json:"text"`
+}
+
+// Info is the resume state of a path (panto-replay --info).
+type Info struct {
+	SessionID       string         `json:"sessionId"`
+	Cwd             string         `json:"cwd"`
+	Version         int64          `json:"version"`
+	LeafID          *string        `json:"leafId"`
+	Provider        *string        `json:"provider"`
+	Model           *string        `json:"model"`
+	DanglingPrompt  *Prompt        `json:"danglingPrompt"`
+	PendingToolUses []PendingTool  `json:"pendingToolUses"`
+	PathMessages    int            `json:"pathMessages"`
+	Messages        int            `json:"messages"`
+	Entries         int            `json:"entries"`
+	Branches        int            `json:"branches"`
+	CorruptLines    int            `json:"corruptLinesSkipped"`
+	InvalidEntries  int            `json:"invalidEntriesSkipped"`
+	Orphans         int            `json:"orphans"`
+	UnknownTypes    map[string]int `json:"unknownTypes"`
+}
+
+// Info computes the resume state of the path to leaf (-1: no entries).
+func (s *Session) Info(leaf int32) (*Info, error) {
+	l := s.Log
+	in := &Info{
+		SessionID: l.Header.ID, Cwd: l.Header.Cwd, Version: l.Header.Version,
+		Messages: l.Messages, Entries: len(l.Nodes), InvalidEntries: Invalid(l), Orphans: len(l.Dangling),
+		UnknownTypes: l.Unknown, PendingToolUses: []PendingTool{},
+	}
+	if l.Stopped != nil {
+		in.CorruptLines = 1
+	}
+	kids := make([]int, len(l.Nodes))
+	for _, n := range l.Nodes {
+		if n.Parent >= 0 {
+			kids[n.Parent]++
+		}
+	}
+	for _, k := range kids {
+		if k > 1 {
+			in.Branches++
+		}
+	}
+	if leaf < 0 {
+		return in, nil
+	}
+	in.LeafID = &l.Nodes[leaf].ID
+	if st, ok := l.Active(leaf); ok {
+		in.Provider, in.Model = &st.Provider, &st.Model
+	}
+	var pending []PendingTool
+	var last int32 = -1
+	for _, i := range l.Path(leaf) {
+		m, err := s.Message(i)
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			continue
+		}
+		in.PathMessages++
+		last = i
+		msg := gjson.ParseBytes(m)
+		msg.Get("content").ForEach(func(_, b gjson.Result) bool {
+			switch b.Get("type").Str {
+			case "toolUse":
+				pending = append(pending, PendingTool{EntryID: l.Nodes[i].ID, ID: b.Get("id").Str, Name: b.Get("name").Str, Input: b.Get("input").Str})
+			case "toolResult":
+				id := b.Get("toolUseId").Str
+				for j := range pending {
+					if pending[j].ID == id {
+						pending = append(pending[:j], pending[j+1:]...)
+						break
+					}
+				}
+			}
+			return true
+		})
+	}
+	in.PendingToolUses = append(in.PendingToolUses, pending...)
+	if last >= 0 && l.Nodes[last].Role == "user" {
+		m, _ := s.Message(last)
+		p := &Prompt{ID: l.Nodes[last].ID, Kind: "prompt", Text: Text(gjson.ParseBytes(m))}
+		if pid := l.Nodes[last].Parent; pid >= 0 {
+			p.ParentID = &l.Nodes[pid].ID
+		}
+		if gjson.GetBytes(m, `content.#(type=="toolResult")`).Exists() {
+			p.Kind = "toolResults"
+		}
+		in.DanglingPrompt = p
+	}
+	return in, nil
+}
+
+// Invalid is the number of invalid lines skipped.
+func Invalid(l *session.Log) int { return len(l.Invalid) + len(l.DupIDs) + len(l.Headers) }
+
+// Text joins the text blocks of a message.
+func Text(msg gjson.Result) string {
+	var parts []string
+	msg.Get("content").ForEach(func(_, b gjson.Result) bool {
+		if b.Get("type").Str == "text" {
+			parts = append(parts, b.Get("text").Str)
+		}
+		return true
+	})
+	return strings.Join(parts, "\n")
+}

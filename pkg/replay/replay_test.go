@@ -1,0 +1,116 @@
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// randText returns text with JSON-hostile characters: quotes, escapes,
+// control characters, HTML, non-ASCII and invalid UTF-8.
+func randText(r *rand.Rand) string {
+	pieces := []string{"a", "é", "\"", "\\", "\n", "\t", "<b>", "&", "\x00", "\xff\xfe", "😀", " ", "\u2028"}
+	var b []byte
+	for range r.IntN(20) {
+		b = append(b, pieces[r.IntN(len(pieces))]...)
+	}
+	return string(b)
+}
+
+// randMessage returns a compact message line: a string of JSON text is
+// encoded with session.AppendString, which keeps invalid UTF-8 as U+FFFD
+// escapes, so invalid bytes are added raw afterwards where allowed.
+func randMessage(r *rand.Rand, role string) []byte {
+	b := []byte(`{"role":"` + role + `","content":[`)
+	for i := range r.IntN(4) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch r.IntN(4) {
+		case 0:
+			b = append(b, `{"type":"text","text":`...)
+			b = append(session.AppendString(b, randText(r)), '}')
+		case 1:
+			b = append(append(b, `{"type":"text","text":"raw `...), "\xff\xfe"...)
+			b = append(b, `"}`...)
+		case 2:
+			b = append(append(b, `{"type":"toolResult","toolUseId":"t1","content":`...), session.AppendString(nil, randText(r))...)
+			b = append(b, '}')
+		default:
+			b = append(b, `{"type":"toolUse","id":"t1","name":"bash","input":`...)
+			b = append(session.AppendString(b, fmt.Sprintf(`{"n":%d.50,"s":%q}`, r.IntN(100), "x")), '}')
+		}
+	}
+	b = append(b, ']')
+	if role == "assistant" {
+		b = append(b, fmt.Sprintf(`,"provider":"p","model":"m","stopReason":"stop","usage":{"input":%d,"output":%d}`, r.IntN(1e6), r.IntN(1e6))...)
+	}
+	return append(b, '}')
+}
+
+// TestRoundTrip: any conversation written with store.Append, in batches of
+// any size, replays to exactly the message lines that went in.
+func TestRoundTrip(t *testing.T) {
+	for seed := range uint64(50) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		var want [][]byte
+		var batch []store.Msg
+		for i := range 2 + r.IntN(30) {
+			role := []string{"user", "assistant", "system"}[r.IntN(3)]
+			if i == 0 {
+				role = "assistant"
+			}
+			line := randMessage(r, role)
+			m, err := store.ParseMessage(line)
+			if err != nil {
+				t.Fatalf("seed %d: generated an invalid message %s: %v", seed, line, err)
+			}
+			want = append(want, line)
+			batch = append(batch, m)
+			if r.IntN(3) == 0 {
+				if _, err := store.Append(path, batch, store.AppendOptions{Provider: "p", Model: "m"}); err != nil {
+					t.Fatal(err)
+				}
+				batch = nil
+			}
+		}
+		if len(batch) > 0 {
+			if _, err := store.Append(path, batch, store.AppendOptions{Provider: "p", Model: "m"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := f.Stat()
+		s, err := Open(f, fi.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]byte
+		for _, i := range s.Log.Path(s.Log.Leaf()) {
+			m, err := s.Message(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, m)
+		}
+		f.Close()
+		if len(got) != len(want) {
+			t.Fatalf("seed %d: %d messages back, want %d", seed, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("seed %d message %d:\n got %q\nwant %q", seed, i, got[i], want[i])
+			}
+		}
+	}
+}
