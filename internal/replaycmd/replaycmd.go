@@ -181,4 +181,3 @@ func warn(w io.Writer, label string, l *session.Log, size int64) int {
 	}
 	return code
 }
-

@@ -113,6 +113,11 @@ type ScanOptions struct {
 	// readers' point-in-time view (SPEC §5). Otherwise the whole file is
 	// read, as writers and fsck must.
 	StopAtCorrupt bool
+	// OnLine, when set, sees every line after it is classified: its number,
+	// offset, bytes (without "\n", valid only during the call), whether it
+	// was terminated, and its classification (nil for an unterminated line,
+	// which is never classified).
+	OnLine func(n int, off int64, raw []byte, terminated bool, c *Line)
 }
 
 // Scan reads a session file once and indexes it.
@@ -131,12 +136,18 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		l.Size = rd.Offset()
 		n := rd.LineNo()
 		if !term {
+			if opt.OnLine != nil {
+				opt.OnLine(n, off, raw, false, nil)
+			}
 			if opt.StopAtCorrupt {
 				l.Stopped = &Problem{Line: n, Off: off, What: "incomplete final line (a writer may be mid-append)"}
 			}
 			break
 		}
 		c := Classify(raw)
+		if opt.OnLine != nil {
+			opt.OnLine(n, off, raw, true, &c)
+		}
 		if c.Kind == KindCorrupt {
 			p := Problem{Line: n, Off: off, What: c.Problem}
 			l.Corrupt = append(l.Corrupt, p)
