@@ -9,10 +9,14 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/panto-dev/panto/internal/fsckcmd"
 	"github.com/panto-dev/panto/internal/logcmd"
 	"github.com/panto-dev/panto/internal/replaycmd"
 	"github.com/rogpeppe/go-internal/testscript"
 )
+
+// scripts is the absolute path of scripts/, for the script tests.
+var scripts, _ = filepath.Abs("scripts")
 
 var update = flag.Bool("u", false, "update testscript golden files")
 
@@ -21,6 +25,7 @@ var update = flag.Bool("u", false, "update testscript golden files")
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"panto-log":    func() { os.Exit(logcmd.Main()) },
+		"panto-fsck":   func() { os.Exit(fsckcmd.Main()) },
 		"panto-replay": func() { os.Exit(replaycmd.Main()) },
 	})
 }
@@ -40,6 +45,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("PANTO_SESSION_DIR", filepath.Join(e.WorkDir, "sessions"))
 			e.Setenv("NO_COLOR", "1")
 			e.Setenv("TZ", "UTC")
+			e.Setenv("SCRIPTS", scripts)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

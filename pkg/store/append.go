@@ -112,7 +112,7 @@ func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	}
 	res := &Result{Lines: buf}
 	if size := fi.Size(); size > st.Good {
-		if res.Cut, err = cutAt(f, path, st.Good, size, 0); err != nil {
+		if res.Cut, err = CutAt(f, path, st.Good, size, 0); err != nil {
 			index.Forget(o.CacheDir, path)
 			return nil, err
 		}

@@ -17,10 +17,15 @@ func CutName(path string, t time.Time) string {
 	return path + ".cut-" + t.UTC().Format("20060102T150405.000Z")
 }
 
-// SaveCut copies bytes [from, end of file) of f to a new file beside path,
-// fsyncs it and its directory, and returns its name. It never replaces an
-// existing file.
+// SaveCut copies bytes [from, end of file) of f beside path; see SaveAside.
 func SaveCut(f *os.File, path string, from int64) (string, error) {
+	return SaveAside(path, io.NewSectionReader(f, from, 1<<62))
+}
+
+// SaveAside writes what r holds to a new file beside path named
+// <path>.cut-<UTC timestamp>, fsyncs it and its directory, and returns its
+// name. It never replaces an existing file.
+func SaveAside(path string, r io.Reader) (string, error) {
 	name := CutName(path, time.Now())
 	var out *os.File
 	var err error
@@ -34,7 +39,7 @@ func SaveCut(f *os.File, path string, from int64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("save cut bytes: %w", err)
 	}
-	_, err = io.Copy(out, io.NewSectionReader(f, from, 1<<62))
+	_, err = io.Copy(out, r)
 	if err == nil {
 		err = out.Sync()
 	}
@@ -51,6 +56,35 @@ func SaveCut(f *os.File, path string, from int64) (string, error) {
 	return name, nil
 }
 
+// Replace rewrites the file at path atomically: write fills a temporary
+// file (mode 0600) beside it, which is fsynced and renamed over path, and
+// the directory is fsynced. On any error path is untouched.
+func Replace(path string, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	err = write(tmp)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("rewrite %s: %w", path, err)
+	}
+	return nil
+}
+
 // Cut is what a cut removed.
 type Cut struct {
 	From    int64  // offset the file was cut at
@@ -59,9 +93,9 @@ type Cut struct {
 	SavedAs string // where the bytes were saved
 }
 
-// cutAt saves [from, size) of the locked file f beside path, then truncates
+// CutAt saves [from, size) of the locked file f beside path, then truncates
 // f to from and fsyncs it.
-func cutAt(f *os.File, path string, from, size int64, entries int) (*Cut, error) {
+func CutAt(f *os.File, path string, from, size int64, entries int) (*Cut, error) {
 	saved, err := SaveCut(f, path, from)
 	if err != nil {
 		return nil, err
@@ -110,7 +144,7 @@ func Truncate(path, after string, wait time.Duration, cacheDir string) (*Cut, er
 		}
 	}
 	index.Forget(cacheDir, path)
-	return cutAt(f, path, from, l.Size, entries)
+	return CutAt(f, path, from, l.Size, entries)
 }
 
 // openLocked opens path for appending and takes its lock. It makes sure

@@ -1,0 +1,231 @@
+// Package fsckcmd is panto-fsck: it checks session files and repairs them
+// after crashes, for a person at a terminal and for cron.
+package fsckcmd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/fsck"
+	"github.com/panto-dev/panto/pkg/index"
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+const name = "panto-fsck"
+
+type grammar struct {
+	Version kong.VersionFlag `help:"Print the version and exit."`
+	Paths   []string         `arg:"" optional:"" help:"Session files, or directories (every *.jsonl below); - or none for stdin."`
+	All     bool             `help:"Every session of every project under the sessions base."`
+	Repair  bool             `help:"Repair what the policy allows (takes the writer's lock; busy files are skipped)."`
+	Policy  string           `enum:"tail,point-in-time,salvage" default:"tail" help:"tail: cut a torn tail; point-in-time: cut from the first corrupt line; salvage: move only corrupt lines aside."`
+	DryRun  bool             `short:"n" help:"Change nothing; report what a repair would do."`
+	JSON    bool             `help:"One JSON object per file on stdout."`
+	Verbose bool             `short:"v" help:"Also list clean files."`
+	Quiet   bool             `short:"q" help:"No summary line."`
+}
+
+// Main runs panto-fsck in this process.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); cancelled.Store(true) }()
+	return Run(os.Args[1:], cli.OS())
+}
+
+var cancelled atomic.Bool
+
+// Run runs panto-fsck with args and returns fsck(8)'s exit bitmask.
+func Run(args []string, io cli.IO) int {
+	var g grammar
+	_, code, done := cli.Parse(name, "Check session files and repair them after crashes (read-only unless --repair).", &g, args, io, nil)
+	if done {
+		if code == 2 {
+			return fsck.BitUsage
+		}
+		return code
+	}
+	out := bufio.NewWriterSize(io.Stdout, 64<<10)
+	defer out.Flush()
+	return g.run(io, out)
+}
+
+func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
+	if g.DryRun {
+		g.Repair = true
+	}
+	stdin := len(g.Paths) == 0 && !g.All || len(g.Paths) == 1 && g.Paths[0] == "-"
+	if stdin {
+		if g.Repair && !g.DryRun {
+			cli.Errorf(io.Stderr, name, "cannot repair stdin: give the session file")
+			return fsck.BitUsage
+		}
+		return g.report(io, out, stdinReport(io.Stdin), 1)
+	}
+	files, err := g.files(io)
+	if err != nil {
+		cli.Errorf(io.Stderr, name, "%v", err)
+		return fsck.BitError
+	}
+	opts := fsck.Options{Repair: g.Repair, DryRun: g.DryRun, Policy: g.Policy, CacheDir: index.Dir(io.Getenv)}
+	progress := cli.IsTerminal(io.Stderr) && len(files) >= 200 && !g.JSON
+	bits, counts := 0, map[string]int{}
+	for i, p := range files {
+		if cancelled.Load() {
+			bits |= fsck.BitCancelled
+			break
+		}
+		var r *fsck.Report
+		if p.err != nil {
+			r = &fsck.Report{Path: p.path, Status: "error", Error: p.err.Error(), Bits: fsck.BitError, Findings: []fsck.Finding{}}
+		} else {
+			r = fsck.Run(p.path, opts)
+		}
+		bits |= r.Bits
+		counts[r.Status]++
+		if progress && (r.Status != "clean" || i%100 == 0) {
+			fmt.Fprintf(io.Stderr, "\r\033[K")
+		}
+		if err := g.emit(io, out, r); err != nil {
+			return bits | fsck.BitError
+		}
+		if progress && i%100 == 0 {
+			fmt.Fprintf(io.Stderr, "checked %d/%d", i+1, len(files))
+		}
+	}
+	if progress {
+		fmt.Fprintf(io.Stderr, "\r\033[K")
+	}
+	if !g.Quiet {
+		var parts []string
+		for _, s := range []string{"clean", "repaired", "damaged", "busy", "error"} {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+		fmt.Fprintf(io.Stderr, "%s: %d files: %s\n", name, len(files), strings.Join(parts, ", "))
+	}
+	return bits
+}
+
+func stdinReport(r io.Reader) *fsck.Report {
+	rep := &fsck.Report{Path: "-", Findings: []fsck.Finding{}}
+	a, err := fsck.Check(r, false)
+	if err != nil {
+		rep.Status, rep.Error, rep.Bits = "error", err.Error(), fsck.BitError
+		return rep
+	}
+	rep.BytesBefore, rep.BytesAfter, rep.EntriesKept = a.Size, a.Size, len(a.Log.Nodes)
+	rep.Findings = append(rep.Findings, a.Findings...)
+	rep.Status = "clean"
+	if a.Damaged() {
+		rep.Status, rep.Bits = "damaged", fsck.BitLeft
+	}
+	return rep
+}
+
+func (g *grammar) report(io cli.IO, out *bufio.Writer, r *fsck.Report, n int) int {
+	if err := g.emit(io, out, r); err != nil {
+		return r.Bits | fsck.BitError
+	}
+	if !g.Quiet {
+		fmt.Fprintf(io.Stderr, "%s: %d file: %s\n", name, n, r.Status)
+	}
+	return r.Bits
+}
+
+// emit writes one file's report: JSON on stdout, or lines for a person on
+// stderr.
+func (g *grammar) emit(io cli.IO, out *bufio.Writer, r *fsck.Report) error {
+	if g.JSON {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		out.Write(b)
+		out.WriteByte('\n')
+		return out.Flush()
+	}
+	if r.Status == "clean" && !g.Verbose {
+		return nil
+	}
+	w := io.Stderr
+	head := fmt.Sprintf("%s: %s", r.Path, r.Status)
+	switch {
+	case r.Error != "":
+		head += ": " + r.Error
+	case r.Status == "busy":
+		head += ": a writer holds its lock; try again later"
+	case r.CutSavedAs != nil:
+		head += fmt.Sprintf(" (policy %s: %d → %d bytes, %d entries cut, cut bytes saved as %s)", r.Policy, r.BytesBefore, r.BytesAfter, r.EntriesCut, *r.CutSavedAs)
+	case r.Policy != "" && r.BytesAfter != r.BytesBefore:
+		head += fmt.Sprintf(" (policy %s would cut %d bytes, %d entries)", r.Policy, r.BytesBefore-r.BytesAfter, r.EntriesCut)
+	}
+	fmt.Fprintln(w, head)
+	for _, f := range r.Findings {
+		line := fmt.Sprintf("  line %d (byte %d): %s %s: %s", f.Line, f.Offset, f.Severity, f.ID, f.Message)
+		if f.Action != "" {
+			line += " [" + f.Action + "]"
+		}
+		fmt.Fprintln(w, line)
+	}
+	return nil
+}
+
+type input struct {
+	path string
+	err  error
+}
+
+// files expands the arguments: a file as given, a directory to every
+// *.jsonl below it (sorted, streamed by WalkDir), --all to the sessions base.
+func (g *grammar) files(io cli.IO) ([]input, error) {
+	paths := g.Paths
+	if g.All {
+		base, err := session.EnvFrom(io.Getenv).BaseDir()
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, base)
+	}
+	var out []input
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			if g.All && errors.Is(err, fs.ErrNotExist) && p == paths[len(paths)-1] {
+				continue // no sessions yet
+			}
+			out = append(out, input{p, err})
+			continue
+		}
+		if !fi.IsDir() {
+			out = append(out, input{p, nil})
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				out = append(out, input{path, err})
+				return nil
+			}
+			if !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") && !strings.HasPrefix(d.Name(), ".") {
+				out = append(out, input{path, nil})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

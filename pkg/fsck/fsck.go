@@ -1,0 +1,261 @@
+// Package fsck checks session files and repairs them under a named policy
+// (SPEC §5). A check reads; a repair takes the writer's lock, saves
+// everything it cuts beside the file first, changes the file only by
+// truncation or by atomic replacement, never rewrites a header, and checks
+// the file again before it reports success.
+package fsck
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+// Severities. Errors and warnings are damage a person must look at (exit
+// bit 4 while they stay); info is reported only.
+const (
+	Error   = "error"
+	Warning = "warning"
+	Info    = "info"
+)
+
+// Finding is one problem at a place in a file. Its ID is stable.
+type Finding struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	Line     int    `json:"line"`
+	Offset   int64  `json:"offset"`
+	Message  string `json:"message"`
+	Action   string `json:"action,omitempty"`
+}
+
+// maxPerID bounds the findings of one id kept for one file; the rest are
+// counted in one more finding.
+const maxPerID = 20
+
+// span is a line's byte range, its "\n" included.
+type span struct {
+	line     int
+	off, end int64
+	nul      bool // the line is nothing but NUL bytes (or empty)
+}
+
+// Analysis is what one check of a file found.
+type Analysis struct {
+	Log      *session.Log
+	Findings []Finding
+	Size     int64
+	bom      bool
+	corrupt  []span // complete lines that are not JSON objects, before the tail
+	dupHead  []span // header lines after line 1 identical to line 1
+	headerOK bool   // line 1 is a valid header (after a BOM, if any)
+	newer    bool
+	counts   map[string]int
+}
+
+func (a *Analysis) add(f Finding) {
+	a.counts[f.ID]++
+	switch n := a.counts[f.ID]; {
+	case n <= maxPerID:
+		a.Findings = append(a.Findings, f)
+	case n == maxPerID+1:
+		a.Findings = append(a.Findings, Finding{ID: f.ID, Severity: f.Severity, Line: f.Line, Offset: f.Offset, Message: "more findings of this kind follow; only the first are listed"})
+	}
+}
+
+// Damaged reports whether any finding is an error or a warning.
+func (a *Analysis) Damaged() bool {
+	for _, f := range a.Findings {
+		if f.Severity != Info {
+			return true
+		}
+	}
+	return false
+}
+
+type toolUse struct {
+	line    int
+	off     int64
+	entry   string
+	answers int
+}
+
+// Check reads a whole session file. locked says a writer holds the file's
+// lock, so an unterminated tail may be an append in progress.
+func Check(r io.Reader, locked bool) (*Analysis, error) {
+	a := &Analysis{counts: map[string]int{}}
+	var first []byte
+	var unterm *span
+	var untermComplete bool
+	uses := map[string]*toolUse{}
+	var useOrder []string
+	hook := func(n int, off int64, raw []byte, term bool, c *session.Line) {
+		if n == 1 && bytes.HasPrefix(raw, []byte("\xef\xbb\xbf")) {
+			a.bom = true
+			a.add(Finding{ID: "bom", Severity: Error, Line: 1, Offset: 0, Message: "the file starts with a UTF-8 byte order mark"})
+			if term {
+				first = append([]byte(nil), raw[3:]...)
+				h := session.Classify(raw[3:])
+				a.headerOK = h.Kind == session.KindHeader
+				a.newer = a.headerOK && h.Version > session.Version
+			}
+		}
+		if n == 1 && c != nil && !a.bom {
+			first = append([]byte(nil), raw...)
+			a.headerOK = c.Kind == session.KindHeader
+			a.newer = a.headerOK && c.Version > session.Version
+		}
+		if !term {
+			unterm = &span{n, off, off + int64(len(raw)), len(bytes.Trim(raw, "\x00")) == 0}
+			untermComplete = session.Classify(raw).Kind != session.KindCorrupt
+			return
+		}
+		if len(raw) > 0 && raw[len(raw)-1] == '\r' {
+			a.add(Finding{ID: "crlf", Severity: Info, Line: n, Offset: off, Message: "line ends with CRLF"})
+		}
+		if !utf8.Valid(raw) {
+			a.add(Finding{ID: "invalidUtf8", Severity: Info, Line: n, Offset: off, Message: "line holds bytes that are not valid UTF-8 (kept as written)"})
+		}
+		if c.Kind == session.KindCorrupt {
+			if n > 1 || !a.bom {
+				a.corrupt = append(a.corrupt, span{n, off, off + int64(len(raw)) + 1, len(bytes.Trim(raw, "\x00")) == 0})
+			}
+			return
+		}
+		if c.Type == "session" && n > 1 && bytes.Equal(raw, first) {
+			a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})
+		}
+		if c.Kind == session.KindMessage && (bytes.Contains(raw, []byte(`"toolUse"`)) || bytes.Contains(raw, []byte(`"toolResult"`))) {
+			gjson.GetBytes(raw, "message.content").ForEach(func(_, b gjson.Result) bool {
+				switch b.Get("type").Str {
+				case "toolUse":
+					id := b.Get("id").Str
+					if _, seen := uses[id]; !seen {
+						uses[id] = &toolUse{line: n, off: off, entry: c.ID}
+						useOrder = append(useOrder, id)
+					}
+				case "toolResult":
+					if u, ok := uses[b.Get("toolUseId").Str]; ok {
+						u.answers++
+					} else {
+						a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", b.Get("toolUseId").Str)})
+					}
+				}
+				return true
+			})
+		}
+	}
+	cr := &countReader{r: r}
+	l, err := session.Scan(cr, session.ScanOptions{OnLine: hook})
+	if err != nil {
+		return nil, err
+	}
+	a.Log, a.Size = l, cr.n
+	a.header(l)
+	// Corrupt complete lines after the last good one belong to the tail.
+	var tail []span
+	for i, s := range a.corrupt {
+		if s.off >= l.Good {
+			tail, a.corrupt = a.corrupt[i:], a.corrupt[:i]
+			break
+		}
+	}
+	if unterm != nil {
+		tail = append(tail, *unterm)
+	}
+	for _, s := range a.corrupt {
+		if s.line == 1 {
+			continue // reported as the header's problem
+		}
+		id, what := "invalidJson", "line is not valid JSON"
+		for _, p := range l.Corrupt {
+			if p.Line == s.line && p.What == "not a JSON object" {
+				id, what = "notObject", "line is JSON but not an object"
+			}
+		}
+		a.add(Finding{ID: id, Severity: Error, Line: s.line, Offset: s.off, Message: what})
+	}
+	for _, p := range l.Headers {
+		a.add(Finding{ID: "duplicateHeader", Severity: Error, Line: p.Line, Offset: p.Off, Message: "a session header after line 1"})
+	}
+	for _, p := range l.Invalid {
+		if p.Line == 1 {
+			continue
+		}
+		a.add(Finding{ID: "invalidEntry", Severity: Warning, Line: p.Line, Offset: p.Off, Message: p.What})
+	}
+	for _, p := range l.DupIDs {
+		a.add(Finding{ID: "duplicateId", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("entry id %q is used by an earlier entry", p.ID)})
+	}
+	for _, p := range l.Dangling {
+		a.add(Finding{ID: "danglingParent", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("entry %s: %s", p.ID, p.What)})
+	}
+	hasChild := map[string]bool{}
+	for _, n := range l.Nodes {
+		if n.Parent >= 0 {
+			hasChild[l.Nodes[n.Parent].ID] = true
+		}
+	}
+	for _, id := range useOrder {
+		if u := uses[id]; u.answers == 0 && hasChild[u.entry] {
+			a.add(Finding{ID: "orphanToolUse", Severity: Warning, Line: u.line, Offset: u.off, Message: fmt.Sprintf("toolUse %q is never answered, though the conversation goes on after it", id)})
+		}
+	}
+	if len(tail) > 0 {
+		a.tail(tail, len(tail) == 1 && unterm != nil, untermComplete, locked)
+	}
+	return a, nil
+}
+
+func (a *Analysis) header(l *session.Log) {
+	switch {
+	case a.Size == 0:
+		a.add(Finding{ID: "missingHeader", Severity: Error, Line: 1, Message: "the file is empty"})
+	case a.bom:
+	case l.Header.Type == "session" && !a.headerOK:
+		a.add(Finding{ID: "badHeader", Severity: Error, Line: 1, Message: "bad session header: " + l.Header.Problem})
+	case len(a.corrupt) > 0 && a.corrupt[0].line == 1 || l.Good == 0:
+		a.add(Finding{ID: "badHeader", Severity: Error, Line: 1, Message: "line 1 is torn or not JSON"})
+	case !a.headerOK:
+		a.add(Finding{ID: "missingHeader", Severity: Error, Line: 1, Message: "line 1 is not a session header"})
+	}
+	if a.newer {
+		a.add(Finding{ID: "newerVersion", Severity: Warning, Line: 1, Message: fmt.Sprintf("format version %d is newer than this panto's %d: not checked further, never repaired", l.Header.Version, session.Version)})
+	}
+}
+
+// tail reports the torn tail: the lines after the last good one.
+// one says the tail is a single unterminated line; complete, that this line
+// is a complete JSON object.
+func (a *Analysis) tail(tail []span, one, complete, locked bool) {
+	first, n := tail[0], a.Size-tail[0].off
+	nul := true
+	for _, s := range tail {
+		nul = nul && s.nul
+	}
+	switch {
+	case locked && one:
+		a.add(Finding{ID: "inProgress", Severity: Info, Line: first.line, Offset: first.off, Message: fmt.Sprintf("%d unterminated bytes at the end while a writer holds the lock: an append in progress", n)})
+	case nul:
+		a.add(Finding{ID: "zeroTail", Severity: Error, Line: first.line, Offset: first.off, Message: fmt.Sprintf("%d bytes of NUL padding at the end", n)})
+	case one && complete:
+		a.add(Finding{ID: "missingFinalNewline", Severity: Error, Line: first.line, Offset: first.off, Message: "the last line is a complete JSON object without its \"\\n\": never acknowledged as written"})
+	default:
+		a.add(Finding{ID: "tornTail", Severity: Error, Line: first.line, Offset: first.off, Message: fmt.Sprintf("%d bytes at the end are not complete lines", n)})
+	}
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

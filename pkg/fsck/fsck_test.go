@@ -1,0 +1,134 @@
+package fsck
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+// sample returns a valid session of n entries.
+func sample(n int) []byte {
+	b := session.Header{ID: "019dc5ba-53f6-71a5-ab8f-b1f8709c2572", Timestamp: "2026-01-01T00:00:00.000Z", Cwd: "/p"}.AppendLine(nil)
+	parent := ""
+	for i := range n {
+		e := session.Entry{ID: fmt.Sprintf("%08x", i), ParentID: parent, Timestamp: "2026-01-01T00:00:00.000Z", Provider: "p", Model: "m",
+			Message: session.TextMessage("user", fmt.Sprintf("message %d with \"quotes\" and é", i))}
+		b = e.AppendLine(b)
+		parent = e.ID
+	}
+	return b
+}
+
+func lineStarts(b []byte) []int {
+	starts := []int{0}
+	for i, c := range b {
+		if c == '\n' && i+1 < len(b) {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+func repairFile(t testing.TB, dir string, data []byte, policy string) ([]byte, *Report) {
+	t.Helper()
+	path := filepath.Join(dir, "s.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := Run(path, Options{Repair: true, Policy: policy})
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, r
+}
+
+// TestTornTailSweep cuts a valid log at every byte offset of its last three
+// entries: a tail repair keeps exactly the complete entries, saves what it
+// cut, and a second check is clean.
+func TestTornTailSweep(t *testing.T) {
+	data := sample(6)
+	starts := lineStarts(data)
+	from := starts[len(starts)-3]
+	for k := from; k <= len(data); k++ {
+		dir := t.TempDir()
+		got, r := repairFile(t, dir, data[:k], Tail)
+		whole := bytes.LastIndexByte(data[:k], '\n') + 1
+		if !bytes.Equal(got, data[:whole]) {
+			t.Fatalf("offset %d: repaired to %d bytes, want the %d bytes of complete lines", k, len(got), whole)
+		}
+		if k > whole {
+			if r.Bits != BitRepaired || r.CutSavedAs == nil {
+				t.Fatalf("offset %d: report %+v", k, r)
+			}
+			saved, _ := os.ReadFile(*r.CutSavedAs)
+			if !bytes.Equal(saved, data[whole:k]) {
+				t.Fatalf("offset %d: saved %q, want %q", k, saved, data[whole:k])
+			}
+		} else if r.Bits != 0 {
+			t.Fatalf("offset %d: clean file reported %+v", k, r)
+		}
+		if again := Run(filepath.Join(dir, "s.jsonl"), Options{}); again.Bits != 0 {
+			t.Fatalf("offset %d: second check %+v", k, again)
+		}
+	}
+}
+
+// TestBitFlips flips one bit at random offsets: the report is deterministic,
+// and no policy ever removes an entry that came before the flipped line.
+func TestBitFlips(t *testing.T) {
+	data := sample(20)
+	starts := lineStarts(data)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		off := r.IntN(len(data))
+		flipped := append([]byte(nil), data...)
+		flipped[off] ^= 1 << r.IntN(8)
+		line := 0
+		for line+1 < len(starts) && starts[line+1] <= off {
+			line++
+		}
+		before := data[:starts[line]] // every line before the flipped one
+		for _, policy := range []string{Tail, PointInTime, Salvage} {
+			a, _ := repairFile(t, t.TempDir(), flipped, policy)
+			b, rb := repairFile(t, t.TempDir(), flipped, policy)
+			if !bytes.Equal(a, b) {
+				t.Fatalf("flip at %d, %s: two repairs differ", off, policy)
+			}
+			if line > 0 && !bytes.HasPrefix(a, before) {
+				t.Fatalf("flip at %d (line %d), %s: an entry before the flip was removed (%+v)", off, line+1, policy, rb)
+			}
+		}
+	}
+}
+
+// FuzzRepair: no input makes check or repair panic; repair is idempotent;
+// a tail repair's result is a byte prefix of its input.
+func FuzzRepair(f *testing.F) {
+	data := sample(3)
+	f.Add(data, uint8(0))
+	f.Add(append(append([]byte{}, data...), `{"type":"mes`...), uint8(0))
+	f.Add(append([]byte("\xef\xbb\xbf"), data...), uint8(2))
+	f.Add(append(append([]byte{}, data[:200]...), data...), uint8(1))
+	f.Add([]byte("\x00\x00\n{}\n"), uint8(1))
+	f.Fuzz(func(t *testing.T, in []byte, p uint8) {
+		policy := []string{Tail, PointInTime, Salvage}[int(p)%3]
+		dir := t.TempDir()
+		once, r1 := repairFile(t, dir, in, policy)
+		if r1.Bits&BitError != 0 {
+			t.Fatalf("repair failed: %+v", r1)
+		}
+		twice, r2 := repairFile(t, t.TempDir(), once, policy)
+		if !bytes.Equal(once, twice) || r2.Bits&BitRepaired != 0 {
+			t.Fatalf("repair is not idempotent: %q then %q (%+v)", once, twice, r2)
+		}
+		if policy == Tail && !bytes.HasPrefix(in, once) {
+			t.Fatalf("tail repair is not a prefix: %q → %q", in, once)
+		}
+	})
+}

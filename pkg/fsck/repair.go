@@ -1,0 +1,269 @@
+package fsck
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/panto-dev/panto/pkg/index"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// Policies, named after RocksDB's WAL recovery modes.
+const (
+	Tail        = "tail"          // cut only a torn tail: what a crash leaves
+	PointInTime = "point-in-time" // cut from the first corrupt line to the end
+	Salvage     = "salvage"       // keep every complete line; move only corrupt ones aside
+)
+
+// Exit bits of fsck(8), OR-ed over all files.
+const (
+	BitRepaired  = 1
+	BitBusy      = 2
+	BitLeft      = 4
+	BitError     = 8
+	BitUsage     = 16
+	BitCancelled = 32
+)
+
+// Options say what to do with a file.
+type Options struct {
+	Repair   bool
+	DryRun   bool
+	Policy   string
+	CacheDir string // checkpoints to forget after a change
+}
+
+// Report is the outcome for one file (one JSON object with --json).
+type Report struct {
+	Path        string    `json:"path"`
+	Status      string    `json:"status"` // clean, damaged, repaired, busy, error
+	Policy      string    `json:"policy,omitempty"`
+	BytesBefore int64     `json:"bytesBefore"`
+	BytesAfter  int64     `json:"bytesAfter"`
+	EntriesKept int       `json:"entriesKept"`
+	EntriesCut  int       `json:"entriesCut"`
+	CutSavedAs  *string   `json:"cutSavedAs"`
+	Findings    []Finding `json:"findings"`
+	Error       string    `json:"error,omitempty"`
+	Bits        int       `json:"-"`
+}
+
+// plan is what a policy would change: the byte ranges to drop, in order.
+type plan struct {
+	drop    []span
+	rewrite bool // dropping needs a rewrite, not only a truncation
+	entries int  // complete entries dropped
+}
+
+func (a *Analysis) plan(policy string) plan {
+	var p plan
+	if (!a.headerOK && !a.bom) || a.newer || a.Size == 0 {
+		return p // never repair what has no valid header, or a newer format
+	}
+	good := a.Log.Good
+	cut := func(from int64) {
+		p.drop = []span{{off: from, end: a.Size}}
+		for _, n := range a.Log.Nodes {
+			if n.Off >= from {
+				p.entries++
+			}
+		}
+	}
+	switch policy {
+	case Tail:
+		if good < a.Size {
+			cut(good)
+		}
+	case PointInTime:
+		if len(a.corrupt) > 0 {
+			cut(a.corrupt[0].off)
+		} else if good < a.Size {
+			cut(good)
+		}
+	case Salvage:
+		if a.bom {
+			p.drop = append(p.drop, span{off: 0, end: 3})
+		}
+		p.drop = append(p.drop, a.corrupt...)
+		p.drop = append(p.drop, a.dupHead...)
+		if good < a.Size {
+			p.drop = append(p.drop, span{off: good, end: a.Size})
+		}
+		slices.SortFunc(p.drop, func(x, y span) int { return int(x.off - y.off) })
+		p.rewrite = len(p.drop) > 0 && p.drop[0].end != a.Size
+	}
+	return p
+}
+
+// Run checks the file at path and, as o asks, repairs it.
+func Run(path string, o Options) *Report {
+	r := &Report{Path: path, Findings: []Finding{}}
+	if o.Repair || o.DryRun {
+		r.Policy = o.Policy
+	}
+	fail := func(err error) *Report {
+		r.Status, r.Error, r.Bits = "error", err.Error(), BitError
+		return r
+	}
+	write := o.Repair && !o.DryRun
+	flag := os.O_RDONLY
+	if write {
+		flag = os.O_RDWR
+	}
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fail(fmt.Errorf("%s is not a regular file", path))
+	}
+	locked := false
+	if write {
+		if err := store.Lock(f, 0); errors.Is(err, store.ErrBusy) {
+			r.Status, r.Bits = "busy", BitBusy
+			return r
+		} else if err != nil {
+			return fail(err)
+		}
+		if pi, err := os.Stat(path); err != nil || !os.SameFile(fi, pi) {
+			r.Status, r.Bits = "busy", BitBusy // replaced while we locked it
+			return r
+		}
+	} else {
+		locked, _ = store.Locked(path)
+	}
+	a, err := Check(io.NewSectionReader(f, 0, fi.Size()), locked)
+	if err != nil {
+		return fail(err)
+	}
+	r.BytesBefore, r.BytesAfter = a.Size, a.Size
+	r.EntriesKept = len(a.Log.Nodes)
+	r.Findings = append(r.Findings, a.Findings...)
+	if !o.Repair && !o.DryRun {
+		r.finish(a.Damaged(), false)
+		return r
+	}
+	if locked && o.DryRun {
+		r.Status, r.Bits = "busy", BitBusy // a repair would skip it now
+		if a.Damaged() {
+			r.Bits |= BitLeft
+		}
+		return r
+	}
+	p := a.plan(o.Policy)
+	if len(p.drop) == 0 {
+		r.finish(a.Damaged(), false)
+		return r
+	}
+	dropped := int64(0)
+	for _, s := range p.drop {
+		dropped += s.end - s.off
+	}
+	r.EntriesCut, r.EntriesKept = p.entries, r.EntriesKept-p.entries
+	r.BytesAfter = a.Size - dropped
+	r.mark(p, o.DryRun)
+	if o.DryRun {
+		r.Bits = BitLeft
+		r.Status = "damaged"
+		return r
+	}
+	saved, err := apply(f, path, p)
+	if saved != "" {
+		r.CutSavedAs = &saved
+	}
+	index.Forget(o.CacheDir, path)
+	if err != nil {
+		return fail(err)
+	}
+	// Check again what is now at path.
+	again, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer again.Close()
+	b, err := Check(again, false)
+	if err != nil {
+		return fail(err)
+	}
+	r.BytesAfter = b.Size
+	r.finish(b.Damaged(), true)
+	return r
+}
+
+func (r *Report) finish(damaged, changed bool) {
+	switch {
+	case changed:
+		r.Status, r.Bits = "repaired", BitRepaired
+	case damaged:
+		r.Status = "damaged"
+	default:
+		r.Status = "clean"
+	}
+	if damaged {
+		r.Bits |= BitLeft
+		if changed {
+			r.Status = "damaged"
+		}
+	}
+}
+
+// mark sets the action on each finding the plan deals with.
+func (r *Report) mark(p plan, dry bool) {
+	verb := "cut"
+	if dry {
+		verb = "would cut"
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		for _, s := range p.drop {
+			if f.Offset >= s.off && f.Offset < s.end && f.Severity != Info || (f.ID == "bom" && s.off == 0 && s.end == 3) {
+				f.Action = verb
+			}
+		}
+	}
+}
+
+// apply saves the bytes p drops beside path, then removes them from the
+// locked file f: by truncation when they are all at the end, else by
+// atomic replacement.
+func apply(f *os.File, path string, p plan) (string, error) {
+	if !p.rewrite {
+		cut, err := store.CutAt(f, path, p.drop[0].off, p.drop[0].end, p.entries)
+		if err != nil {
+			return "", err
+		}
+		return cut.SavedAs, nil
+	}
+	var parts []io.Reader
+	for _, s := range p.drop {
+		parts = append(parts, io.NewSectionReader(f, s.off, s.end-s.off))
+	}
+	saved, err := store.SaveAside(path, io.MultiReader(parts...))
+	if err != nil {
+		return "", err
+	}
+	err = store.Replace(path, func(w io.Writer) error {
+		at := int64(0)
+		for _, s := range p.drop {
+			if _, err := io.Copy(w, io.NewSectionReader(f, at, s.off-at)); err != nil {
+				return err
+			}
+			at = s.end
+		}
+		size, err := f.Seek(0, io.SeekEnd)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(w, io.NewSectionReader(f, at, size-at))
+		return err
+	})
+	return saved, err
+}
