@@ -3,6 +3,9 @@ package panto_test
 import (
 	"errors"
 	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"github.com/panto-dev/panto/internal/fsckcmd"
 	"github.com/panto-dev/panto/internal/logcmd"
 	"github.com/panto-dev/panto/internal/replaycmd"
+	"github.com/panto-dev/panto/internal/turncmd"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -26,6 +30,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"panto-log":    func() { os.Exit(logcmd.Main()) },
 		"panto-fsck":   func() { os.Exit(fsckcmd.Main()) },
+		"panto-turn":   func() { os.Exit(turncmd.Main()) },
 		"panto-replay": func() { os.Exit(replaycmd.Main()) },
 	})
 }
@@ -50,6 +55,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"status": cmdStatus,
+			"serve":  cmdServe,
 		},
 	})
 }
@@ -76,4 +82,36 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdServe starts a local HTTP server that answers every request with the
+// status and body given, records the last request body in the file
+// request.json, and sets $SERVER to its URL:
+//
+//	serve stream.sse [STATUS]
+func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: serve FILE [STATUS]")
+	}
+	body, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	status := http.StatusOK
+	if len(args) == 2 {
+		status, err = strconv.Atoi(args[1])
+		ts.Check(err)
+	}
+	dir := ts.MkAbs(".")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, _ := io.ReadAll(r.Body)
+		os.WriteFile(filepath.Join(dir, "request.json"), req, 0o600)
+		if status == http.StatusOK {
+			w.Header().Set("content-type", "text/event-stream")
+		} else {
+			w.Header().Set("content-type", "application/json")
+		}
+		w.WriteHeader(status)
+		w.Write(body)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("SERVER", srv.URL)
 }

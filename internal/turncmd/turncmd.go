@@ -1,0 +1,238 @@
+// Package turncmd is panto-turn: one streamed provider turn, conversation
+// (message lines) in, one assistant message line out.
+package turncmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/provider"
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+const name = "panto-turn"
+
+type grammar struct {
+	Version    kong.VersionFlag `help:"Print the version and exit."`
+	Provider   string           `enum:"anthropic,openai,offline," default:"" help:"anthropic, openai (and compatible servers) or offline (default: PANTO_API_STYLE, else the provider whose key is set)."`
+	Model      string           `help:"Model (default: ANTHROPIC_MODEL or OPENAI_MODEL)."`
+	BaseURL    string           `name:"base-url" help:"API base URL (default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL)." placeholder:"URL"`
+	MaxTokens  int              `name:"max-tokens" help:"Most output tokens (default: ANTHROPIC_MAX_TOKENS or 8192 for Anthropic; unset for OpenAI)." placeholder:"N"`
+	Reasoning  string           `help:"Reasoning: off, low, medium, high (Anthropic also adaptive or a token budget; OpenAI passes it as reasoning_effort). Default: OPENAI_REASONING for OpenAI." placeholder:"LEVEL"`
+	Tools      string           `type:"existingfile" help:"JSON array of {name, description, input_schema} offered to the model." placeholder:"FILE"`
+	Stream     string           `enum:"auto,stderr,off" default:"auto" help:"Show the reply as it arrives on stderr: auto (when stderr is a terminal), stderr, off."`
+	Timeout    time.Duration    `default:"10m" help:"Give up on the turn after this long."`
+	Retries    int              `default:"2" help:"Retries of a failed request before any output (408, 409, 429, 5xx, connection errors)."`
+	Partial    bool             `help:"On a broken stream, print what arrived with stopReason \"error\" (exit 1) instead of nothing (exit 3)."`
+	User       string           `help:"Add this user prompt after the conversation read from stdin (stdin is not read when it is a terminal)." placeholder:"TEXT"`
+	APIVersion string           `name:"api-version" help:"anthropic-version header (default: ANTHROPIC_API_VERSION or 2023-06-01)." placeholder:"V"`
+}
+
+// Main runs panto-turn in this process.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], cli.OS())
+}
+
+// Run runs panto-turn with args.
+func Run(ctx context.Context, args []string, io cli.IO) int {
+	var g grammar
+	_, code, done := cli.Parse(name, "Run one streamed provider turn: message lines in, one assistant message line out.", &g, args, io, nil)
+	if done {
+		return code
+	}
+	reply, err := g.run(ctx, io)
+	if reply != nil {
+		line := append(reply.JSON(), '\n')
+		if _, werr := io.Stdout.Write(line); werr != nil && !cli.IsBrokenPipe(werr) {
+			return cli.Fail(io.Stderr, name, exitcode.New(exitcode.Failure, werr))
+		}
+		if err != nil {
+			cli.Warnf(io.Stderr, name, "%v: printed the partial reply", err)
+			return exitcode.Findings
+		}
+	}
+	return cli.Fail(io.Stderr, name, err)
+}
+
+func (g *grammar) config(getenv func(string) string) (provider.Config, error) {
+	cfg := provider.Config{Provider: g.Provider, Model: g.Model, BaseURL: g.BaseURL, MaxTokens: g.MaxTokens,
+		Reasoning: g.Reasoning, Retries: g.Retries, Partial: g.Partial, APIVersion: g.APIVersion}
+	if cfg.Provider == "" {
+		switch style := getenv("PANTO_API_STYLE"); style {
+		case "anthropic_messages", "anthropic":
+			cfg.Provider = provider.Anthropic
+		case "openai_chat", "openai":
+			cfg.Provider = provider.OpenAI
+		case "offline":
+			cfg.Provider = provider.Offline
+		case "":
+			switch {
+			case getenv("ANTHROPIC_API_KEY") != "":
+				cfg.Provider = provider.Anthropic
+			case getenv("OPENAI_API_KEY") != "":
+				cfg.Provider = provider.OpenAI
+			default:
+				return cfg, exitcode.Usagef("no provider: set ANTHROPIC_API_KEY or OPENAI_API_KEY (and PANTO_API_STYLE), or use --provider offline to run without a key")
+			}
+		default:
+			return cfg, exitcode.Usagef("PANTO_API_STYLE=%q: use anthropic_messages, openai_chat or offline", style)
+		}
+	}
+	or := func(v *string, env, def string) {
+		if *v == "" {
+			*v = getenv(env)
+		}
+		if *v == "" {
+			*v = def
+		}
+	}
+	switch cfg.Provider {
+	case provider.Anthropic, provider.Offline:
+		if cfg.Provider == provider.Anthropic {
+			or(&cfg.Model, "ANTHROPIC_MODEL", "claude-sonnet-4-20250514")
+			or(&cfg.BaseURL, "ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+			cfg.APIKey = getenv("ANTHROPIC_API_KEY")
+			if cfg.APIKey == "" {
+				return cfg, exitcode.Usagef("no API key: set ANTHROPIC_API_KEY, or use --provider offline to run without one")
+			}
+		}
+		or(&cfg.APIVersion, "ANTHROPIC_API_VERSION", "2023-06-01")
+		if cfg.MaxTokens == 0 {
+			cfg.MaxTokens = 8192
+			if v := getenv("ANTHROPIC_MAX_TOKENS"); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n <= 0 {
+					return cfg, exitcode.Usagef("ANTHROPIC_MAX_TOKENS=%q is not a positive number", v)
+				}
+				cfg.MaxTokens = n
+			}
+		}
+	case provider.OpenAI:
+		or(&cfg.Model, "OPENAI_MODEL", "gpt-4o")
+		or(&cfg.BaseURL, "OPENAI_BASE_URL", "https://api.openai.com/v1")
+		or(&cfg.Reasoning, "OPENAI_REASONING", "")
+		cfg.APIKey = getenv("OPENAI_API_KEY")
+		if cfg.APIKey == "" && strings.Contains(cfg.BaseURL, "api.openai.com") {
+			return cfg, exitcode.Usagef("no API key: set OPENAI_API_KEY, or use --provider offline to run without one")
+		}
+	}
+	if cfg.MaxTokens < 0 {
+		return cfg, exitcode.Usagef("--max-tokens must be positive")
+	}
+	if g.Tools != "" {
+		b, err := os.ReadFile(g.Tools)
+		if err != nil {
+			return cfg, exitcode.New(exitcode.Failure, err)
+		}
+		if cfg.Tools, err = provider.ParseTools(b); err != nil {
+			return cfg, exitcode.Usagef("--tools %s: %v", g.Tools, err)
+		}
+	}
+	return cfg, nil
+}
+
+func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
+	cfg, err := g.config(io.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	var conv []provider.Message
+	if g.User == "" || !cli.IsTerminal(io.Stdin) {
+		if conv, err = provider.ReadConversation(io.Stdin); err != nil {
+			if errors.Is(err, session.ErrInvalidMsg) {
+				return nil, exitcode.Usagef("%v", err)
+			}
+			return nil, exitcode.Failuref("read stdin: %v", err)
+		}
+	}
+	if g.User != "" {
+		conv = append(conv, provider.Message{Role: "user", Blocks: []provider.Block{{Type: "text", Text: g.User}}})
+	}
+	if len(conv) == 0 {
+		return nil, exitcode.Usagef("no conversation on stdin: give message lines (panto-replay FILE | panto-turn) or --user TEXT")
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
+	defer cancel()
+	cfg.HTTP = &http.Client{}
+	show := g.Stream == "stderr" || g.Stream == "auto" && cli.IsTerminal(io.Stderr)
+	var d *display
+	if show {
+		d = &display{w: bufio.NewWriter(io.Stderr), color: io.Getenv("NO_COLOR") == "" && io.Getenv("TERM") != "dumb" && cli.IsTerminal(io.Stderr)}
+		cfg.OnDelta = d.delta
+	}
+	reply, err := provider.Turn(ctx, cfg, conv)
+	if d != nil {
+		d.end()
+	}
+	if err != nil {
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			err = fmt.Errorf("%s: no complete reply within --timeout %s: nothing printed", cfg.Provider, g.Timeout)
+		case ctx.Err() != nil:
+			err = fmt.Errorf("%s: interrupted: nothing printed", cfg.Provider)
+		}
+		return reply, exitcode.New(exitcode.Failure, redact(err, cfg.APIKey))
+	}
+	if cfg.Provider == provider.Offline {
+		reply.Provider = provider.Offline
+	}
+	return reply, nil
+}
+
+// redact removes the API key from an error, whatever echoed it.
+type redacted struct{ msg string }
+
+func (r redacted) Error() string { return r.msg }
+
+func redact(err error, key string) error {
+	if key == "" || !strings.Contains(err.Error(), key) {
+		return err
+	}
+	return redacted{strings.ReplaceAll(err.Error(), key, "[redacted]")}
+}
+
+// display shows the reply on stderr as it arrives: thinking dimmed (when
+// colour is allowed), tool calls named.
+type display struct {
+	w     *bufio.Writer
+	color bool
+	kind  string
+}
+
+func (d *display) delta(kind, text string) {
+	if kind != d.kind && d.kind != "" {
+		d.w.WriteString("\n")
+	}
+	switch kind {
+	case "thinking":
+		if d.color {
+			text = "\033[2m" + text + "\033[0m"
+		}
+	case "toolUse":
+		text = "[tool call: " + text + "]"
+	}
+	d.kind = kind
+	d.w.WriteString(text)
+	d.w.Flush()
+}
+
+func (d *display) end() {
+	if d.kind != "" {
+		d.w.WriteString("\n")
+	}
+	d.w.Flush()
+}

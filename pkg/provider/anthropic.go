@@ -1,0 +1,327 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+type aThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+}
+
+type aBlock struct {
+	Type      string          `json:"type"`
+	Text      *string         `json:"text,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+	Data      string          `json:"data,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+}
+
+type aMessage struct {
+	Role    string   `json:"role"`
+	Content []aBlock `json:"content"`
+}
+
+type aRequest struct {
+	Model     string     `json:"model"`
+	MaxTokens int        `json:"max_tokens"`
+	Stream    bool       `json:"stream"`
+	System    string     `json:"system,omitempty"`
+	Thinking  *aThinking `json:"thinking,omitempty"`
+	Tools     []Tool     `json:"tools,omitempty"`
+	Messages  []aMessage `json:"messages"`
+}
+
+// thinkingBudgets maps --reasoning levels to Anthropic thinking budgets.
+var thinkingBudgets = map[string]int{"low": 2048, "medium": 8192, "high": 24576}
+
+func anthropicThinking(level string, maxTokens int) (*aThinking, int, error) {
+	switch level {
+	case "", "off", "none":
+		return nil, maxTokens, nil
+	case "adaptive":
+		return &aThinking{Type: "adaptive"}, maxTokens, nil
+	}
+	budget, ok := thinkingBudgets[level]
+	if !ok {
+		n, err := strconv.Atoi(level)
+		if err != nil || n < 1024 {
+			return nil, 0, fmt.Errorf("reasoning %q: give off, low, medium, high, adaptive, or a budget of at least 1024 tokens", level)
+		}
+		budget = n
+	}
+	if maxTokens <= budget {
+		maxTokens = budget + 4096 // the budget must stay below max_tokens
+	}
+	return &aThinking{Type: "enabled", BudgetTokens: budget}, maxTokens, nil
+}
+
+// AnthropicRequest builds the request body for the conversation. System
+// messages go to the top-level system; consecutive messages of one role are
+// merged (tool results first); thinking blocks are sent back only with
+// their signature; toolUse input goes as the JSON object it encodes.
+func AnthropicRequest(cfg Config, conv []Message) ([]byte, error) {
+	th, maxTokens, err := anthropicThinking(cfg.Reasoning, cfg.MaxTokens)
+	if err != nil {
+		return nil, err
+	}
+	req := aRequest{Model: cfg.Model, MaxTokens: maxTokens, Stream: true, Thinking: th, Tools: cfg.Tools}
+	var system []string
+	for _, m := range conv {
+		if m.Role == "system" {
+			for _, b := range m.Blocks {
+				if b.Type == "text" {
+					system = append(system, b.Text)
+				}
+			}
+			continue
+		}
+		var results, rest []aBlock
+		for _, b := range m.Blocks {
+			switch b.Type {
+			case "text":
+				if b.Text != "" {
+					rest = append(rest, aBlock{Type: "text", Text: &b.Text})
+				}
+			case "thinking":
+				if b.Signature != "" && m.Role == "assistant" {
+					rest = append(rest, aBlock{Type: "thinking", Thinking: &b.Text, Signature: b.Signature})
+				}
+			case "redactedThinking":
+				if m.Role == "assistant" {
+					rest = append(rest, aBlock{Type: "redacted_thinking", Data: b.Data})
+				}
+			case "toolUse":
+				input := json.RawMessage(b.Input)
+				if len(strings.TrimSpace(string(input))) == 0 {
+					input = json.RawMessage("{}")
+				}
+				rest = append(rest, aBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: input})
+			case "toolResult":
+				results = append(results, aBlock{Type: "tool_result", ToolUseID: b.ID, Content: &b.Text})
+			}
+		}
+		blocks := append(results, rest...)
+		if len(blocks) == 0 {
+			continue
+		}
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == m.Role {
+			prev := &req.Messages[n-1]
+			merged := append(toolResults(prev.Content), results...)
+			prev.Content = append(append(merged, others(prev.Content)...), rest...)
+			continue
+		}
+		req.Messages = append(req.Messages, aMessage{Role: m.Role, Content: blocks})
+	}
+	req.System = strings.Join(system, "\n\n")
+	return marshal(req), nil
+}
+
+func toolResults(bs []aBlock) []aBlock {
+	var out []aBlock
+	for _, b := range bs {
+		if b.Type == "tool_result" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func others(bs []aBlock) []aBlock {
+	var out []aBlock
+	for _, b := range bs {
+		if b.Type != "tool_result" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func anthropicTurn(ctx context.Context, cfg Config, conv []Message) (*Reply, error) {
+	body, err := AnthropicRequest(cfg, conv)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	h.Set("content-type", "application/json")
+	h.Set("accept", "text/event-stream")
+	h.Set("anthropic-version", cfg.APIVersion)
+	if cfg.APIKey != "" {
+		h.Set("x-api-key", cfg.APIKey)
+	}
+	resp, err := post(ctx, cfg.HTTP, cfg.Provider, strings.TrimSuffix(cfg.BaseURL, "/")+"/v1/messages", h, body, cfg.Retries)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return readAnthropic(resp.Body, cfg)
+}
+
+// anthropicStops maps Anthropic's stop_reason to panto's.
+var anthropicStops = map[string]string{
+	"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop",
+	"max_tokens": "length", "model_context_window_exceeded": "length",
+	"tool_use": "toolUse", "refusal": "error",
+}
+
+// readAnthropic assembles a reply from an Anthropic Messages stream.
+func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
+	rep := &Reply{Provider: cfg.Provider, Model: cfg.Model}
+	byIndex := map[int64]int{} // stream index → position in rep.Blocks
+	var inputs [][]byte
+	var usage Usage
+	hasUsage, started, stopped := false, false, false
+	overlay := func(u gjson.Result) {
+		if !u.IsObject() {
+			return
+		}
+		hasUsage = true
+		set := func(dst *int64, path string) {
+			if v := u.Get(path); v.Type == gjson.Number {
+				*dst = v.Int()
+			}
+		}
+		set(&usage.Input, "input_tokens")
+		set(&usage.Output, "output_tokens")
+		set(&usage.CacheRead, "cache_read_input_tokens")
+		set(&usage.CacheWrite, "cache_creation_input_tokens")
+		set(&usage.CacheWrite1h, "cache_creation.ephemeral_1h_input_tokens")
+		set(&usage.Reasoning, "output_tokens_details.thinking_tokens")
+	}
+	fail := func(err error) (*Reply, error) {
+		if cfg.Partial && started {
+			rep.StopReason = "error"
+			rep.finishInputs(inputs)
+			return rep, err
+		}
+		return nil, err
+	}
+	sse := NewSSEReader(r)
+	for !stopped {
+		ev, err := sse.Next()
+		if errors.Is(err, io.EOF) {
+			return fail(&StreamError{Provider: cfg.Provider, Message: "the stream ended before message_stop"})
+		}
+		if err != nil {
+			return fail(&StreamError{Provider: cfg.Provider, Message: "reading the stream: " + err.Error()})
+		}
+		d := gjson.ParseBytes(ev.Data)
+		typ := d.Get("type").Str
+		if typ == "" {
+			typ = ev.Name
+		}
+		switch typ {
+		case "message_start":
+			started = true
+			if m := d.Get("message.model").Str; m != "" {
+				rep.Model = m
+			}
+			overlay(d.Get("message.usage"))
+		case "content_block_start":
+			cb := d.Get("content_block")
+			var b Block
+			switch cb.Get("type").Str {
+			case "text":
+				b = Block{Type: "text", Text: cb.Get("text").Str}
+			case "thinking":
+				b = Block{Type: "thinking", Text: cb.Get("thinking").Str, Signature: cb.Get("signature").Str}
+			case "redacted_thinking":
+				b = Block{Type: "redactedThinking", Data: cb.Get("data").Str}
+			case "tool_use":
+				b = Block{Type: "toolUse", ID: cb.Get("id").Str, Name: cb.Get("name").Str}
+				cfg.OnDelta("toolUse", b.Name)
+			default:
+				continue // server tools and future blocks are not kept
+			}
+			byIndex[d.Get("index").Int()] = len(rep.Blocks)
+			rep.Blocks = append(rep.Blocks, b)
+			inputs = append(inputs, nil)
+		case "content_block_delta":
+			i, ok := byIndex[d.Get("index").Int()]
+			if !ok {
+				continue
+			}
+			b := &rep.Blocks[i]
+			delta := d.Get("delta")
+			switch delta.Get("type").Str {
+			case "text_delta":
+				t := delta.Get("text").Str
+				b.Text += t
+				cfg.OnDelta("text", t)
+			case "thinking_delta":
+				t := delta.Get("thinking").Str
+				b.Text += t
+				cfg.OnDelta("thinking", t)
+			case "signature_delta":
+				b.Signature += delta.Get("signature").Str
+			case "input_json_delta":
+				inputs[i] = append(inputs[i], delta.Get("partial_json").Str...)
+			}
+		case "content_block_stop":
+			if i, ok := byIndex[d.Get("index").Int()]; ok && rep.Blocks[i].Type == "toolUse" {
+				if err := rep.setInput(i, inputs[i]); err != nil {
+					return fail(&StreamError{Provider: cfg.Provider, Message: err.Error()})
+				}
+			}
+		case "message_delta":
+			if sr := d.Get("delta.stop_reason"); sr.Type == gjson.String {
+				stop, ok := anthropicStops[sr.Str]
+				if !ok {
+					stop = "stop"
+				}
+				rep.StopReason = stop
+			}
+			overlay(d.Get("usage"))
+		case "message_stop":
+			stopped = true
+		case "error":
+			return fail(&StreamError{Provider: cfg.Provider, Type: d.Get("error.type").Str, Message: d.Get("error.message").Str})
+		}
+	}
+	if rep.StopReason == "" {
+		return fail(&StreamError{Provider: cfg.Provider, Message: "the stream ended without a stop reason"})
+	}
+	if hasUsage {
+		rep.Usage = &usage
+	}
+	return rep, nil
+}
+
+// setInput sets a toolUse block's input from its streamed JSON text: empty
+// means no arguments ({}); anything else must be valid JSON.
+func (r *Reply) setInput(i int, in []byte) error {
+	if len(strings.TrimSpace(string(in))) == 0 {
+		in = []byte("{}")
+	}
+	if !session.ValidJSON(in) {
+		return fmt.Errorf("tool call %s (%s): the arguments are not valid JSON", r.Blocks[i].Name, r.Blocks[i].ID)
+	}
+	r.Blocks[i].Input = in
+	return nil
+}
+
+// finishInputs gives every toolUse block of a partial reply an input.
+func (r *Reply) finishInputs(inputs [][]byte) {
+	for i := range r.Blocks {
+		if r.Blocks[i].Type == "toolUse" && r.Blocks[i].Input == nil {
+			if r.setInput(i, inputs[i]) != nil {
+				r.Blocks[i].Input = []byte("{}")
+			}
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package provider
+
+import (
+	"strconv"
+
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+// Block is one content block of a reply, in panto's terms.
+type Block struct {
+	Type      string // text, thinking, redactedThinking, toolUse
+	Text      string // text; thinking
+	Signature string // thinking
+	Data      string // redactedThinking
+	ID, Name  string // toolUse
+	Input     []byte // toolUse: the raw JSON text of the arguments
+}
+
+// Usage is a reply's token counts (SPEC §2): Input is fresh input only;
+// Reasoning is part of Output and CacheWrite1h part of CacheWrite.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite, Reasoning, CacheWrite1h int64
+}
+
+// Reply is the assistant message of one turn.
+type Reply struct {
+	Blocks     []Block
+	Provider   string
+	Model      string
+	StopReason string // stop, length, toolUse, error
+	Usage      *Usage // nil when the provider reported none
+}
+
+// JSON renders the reply as a message line (without "\n"), fields in the
+// order of SPEC §2.
+func (r *Reply) JSON() []byte {
+	b := []byte(`{"role":"assistant","content":[`)
+	for i, bl := range r.Blocks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":`...)
+		b = session.AppendString(b, bl.Type)
+		switch bl.Type {
+		case "text":
+			b = append(b, `,"text":`...)
+			b = session.AppendString(b, bl.Text)
+		case "thinking":
+			b = append(b, `,"thinking":`...)
+			b = session.AppendString(b, bl.Text)
+			if bl.Signature != "" {
+				b = append(b, `,"signature":`...)
+				b = session.AppendString(b, bl.Signature)
+			}
+		case "redactedThinking":
+			b = append(b, `,"data":`...)
+			b = session.AppendString(b, bl.Data)
+		case "toolUse":
+			b = append(b, `,"id":`...)
+			b = session.AppendString(b, bl.ID)
+			b = append(b, `,"name":`...)
+			b = session.AppendString(b, bl.Name)
+			b = append(b, `,"input":`...)
+			b = session.AppendString(b, string(bl.Input))
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `],"provider":`...)
+	b = session.AppendString(b, r.Provider)
+	b = append(b, `,"model":`...)
+	b = session.AppendString(b, r.Model)
+	b = append(b, `,"stopReason":`...)
+	b = session.AppendString(b, r.StopReason)
+	if u := r.Usage; u != nil {
+		b = append(b, `,"usage":{"input":`...)
+		b = strconv.AppendInt(b, u.Input, 10)
+		b = append(b, `,"output":`...)
+		b = strconv.AppendInt(b, u.Output, 10)
+		for _, f := range []struct {
+			k string
+			v int64
+		}{{"cacheRead", u.CacheRead}, {"cacheWrite", u.CacheWrite}, {"reasoning", u.Reasoning}, {"cacheWrite1h", u.CacheWrite1h}} {
+			if f.v != 0 {
+				b = append(b, `,"`+f.k+`":`...)
+				b = strconv.AppendInt(b, f.v, 10)
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
