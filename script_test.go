@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/panto-dev/panto/internal/costcmd"
 	"github.com/panto-dev/panto/internal/fsckcmd"
 	"github.com/panto-dev/panto/internal/logcmd"
 	"github.com/panto-dev/panto/internal/replaycmd"
@@ -30,6 +31,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"panto-log":    func() { os.Exit(logcmd.Main()) },
 		"panto-fsck":   func() { os.Exit(fsckcmd.Main()) },
+		"panto-cost":   func() { os.Exit(costcmd.Main()) },
 		"panto-turn":   func() { os.Exit(turncmd.Main()) },
 		"panto-replay": func() { os.Exit(replaycmd.Main()) },
 	})

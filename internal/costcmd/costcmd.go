@@ -1,0 +1,293 @@
+// Package costcmd is panto-cost: exact costs of every turn, session, model
+// and day, never a silent zero.
+package costcmd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/google/uuid"
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/pricing"
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+const name = "panto-cost"
+
+type grammar struct {
+	Version kong.VersionFlag `help:"Print the version and exit."`
+	Paths   []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below), or - for entry or message lines on stdin (the default)."`
+	Pricing string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json (default: $XDG_CONFIG_HOME/panto/models.toml)." placeholder:"FILE"`
+	By      string           `enum:"turn,session,model,day,week,month,project" default:"session" help:"Rows: turn, session, model, day, week, month or project."`
+	Format  string           `enum:"table,jsonl,json," default:"" help:"table (the default on a terminal), jsonl (the default otherwise) or json."`
+	Since   string           `help:"Only turns on or after this day (YYYY-MM-DD, local time)." placeholder:"DATE"`
+	Until   string           `help:"Only turns on or before this day (YYYY-MM-DD, local time)." placeholder:"DATE"`
+}
+
+// Main runs panto-cost in this process.
+func Main() int { return Run(os.Args[1:], cli.OS()) }
+
+// Run runs panto-cost with args.
+func Run(args []string, io cli.IO) int {
+	var g grammar
+	_, code, done := cli.Parse(name, "Exact costs of token usage from session files, entry lines or message lines.", &g, args, io, nil)
+	if done {
+		return code
+	}
+	out := bufio.NewWriterSize(io.Stdout, 64<<10)
+	code, err := g.run(io, out)
+	if ferr := out.Flush(); err == nil && ferr != nil {
+		err = exitcode.New(exitcode.Failure, ferr)
+	}
+	if err != nil {
+		return cli.Fail(io.Stderr, name, err)
+	}
+	return code
+}
+
+func parseDay(s string, end bool) (time.Time, error) {
+	t, err := time.ParseInLocation("2006-01-02", s, time.Local)
+	if err != nil {
+		return t, exitcode.Usagef("%q is not a date: use YYYY-MM-DD", s)
+	}
+	if end {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t, nil
+}
+
+func (g *grammar) run(io cli.IO, out io.Writer) (int, error) {
+	var since, until time.Time
+	var err error
+	if g.Since != "" {
+		if since, err = parseDay(g.Since, false); err != nil {
+			return 0, err
+		}
+	}
+	if g.Until != "" {
+		if until, err = parseDay(g.Until, true); err != nil {
+			return 0, err
+		}
+	}
+	path, optional := g.Pricing, false
+	if path == "" {
+		path, optional = pricing.DefaultPath(io.Getenv), true
+	}
+	table := pricing.Table{}
+	if path != "" {
+		var warnings []string
+		table, warnings, err = pricing.Load(path, optional)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return 0, exitcode.Usagef("%v: give a models.toml", err)
+			}
+			return 0, exitcode.Usagef("pricing %v: fix the file", err)
+		}
+		for _, w := range warnings {
+			cli.Warnf(io.Stderr, name, "pricing %s: %s", path, w)
+		}
+	}
+	format := g.Format
+	if format == "" {
+		format = "jsonl"
+		if cli.IsTerminal(io.Stdout) {
+			format = "table"
+		}
+	}
+	var skip skipped
+	rows := map[string]*row{}
+	var order []*row
+	total := newRow("")
+	warn := func(format string, args ...any) { cli.Warnf(io.Stderr, name, format, args...) }
+	emit := func(t *turn) error {
+		if !since.IsZero() || !until.IsZero() {
+			if t.time.IsZero() {
+				skip.noTime++
+				return nil
+			}
+			if t.time.Before(since) || !until.IsZero() && !t.time.Before(until) {
+				return nil
+			}
+		}
+		key := g.key(t)
+		r := rows[key]
+		if r == nil || g.By == "turn" {
+			r = newRow(key)
+			r.first = t
+			if g.By != "turn" {
+				rows[key] = r
+			}
+			order = append(order, r)
+		}
+		if err := r.add(t, table); err != nil {
+			return err
+		}
+		if g.By == "turn" {
+			return total.merge(r)
+		}
+		return nil
+	}
+	inputs := g.Paths
+	if len(inputs) == 0 {
+		inputs = []string{"-"}
+	}
+	for _, in := range inputs {
+		if err := g.input(in, io.Stdin, since, until, &skip, warn, emit); err != nil {
+			if errors.Is(err, pricing.ErrOverflow) {
+				return 0, exitcode.Failuref("%v", err)
+			}
+			return 0, err
+		}
+	}
+	if g.By != "turn" {
+		for _, r := range order {
+			if err := total.merge(r); err != nil {
+				return 0, exitcode.Failuref("%v", err)
+			}
+		}
+	}
+	g.sort(order)
+	for _, k := range missingList(total.missing) {
+		warn("no price for %s in the pricing file: its cost is unknown (add it to models.toml)", k)
+	}
+	switch format {
+	case "table":
+		err = writeTable(out, g.By, order, total)
+	case "json":
+		err = writeJSON(out, g.By, order, total, skip)
+	default:
+		err = writeJSONL(out, g.By, order, total)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if skip.corrupt+skip.torn+skip.invalidUsage+skip.duplicate > 0 {
+		return exitcode.Findings, nil
+	}
+	return exitcode.OK, nil
+}
+
+func (g *grammar) key(t *turn) string {
+	local := t.time.Local()
+	switch g.By {
+	case "model":
+		return t.key.String()
+	case "project":
+		if t.project == "" {
+			return "(unknown)"
+		}
+		return t.project
+	case "day", "week", "month":
+		if t.time.IsZero() {
+			return "(no date)"
+		}
+		switch g.By {
+		case "day":
+			return local.Format("2006-01-02")
+		case "month":
+			return local.Format("2006-01")
+		}
+		y, w := local.ISOWeek()
+		return fmt.Sprintf("%04d-W%02d", y, w)
+	case "turn":
+		return t.session + "/" + t.entry
+	}
+	return t.session
+}
+
+// sort orders rows: dates ascending, turns as read, the rest by cost
+// (known part), largest first.
+func (g *grammar) sort(rows []*row) {
+	switch g.By {
+	case "day", "week", "month":
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].key < rows[j].key })
+	case "turn":
+	default:
+		sort.SliceStable(rows, func(i, j int) bool {
+			if rows[i].cost.Pico != rows[j].cost.Pico {
+				return rows[i].cost.Pico > rows[j].cost.Pico
+			}
+			return rows[i].key < rows[j].key
+		})
+	}
+}
+
+// input reads one argument: stdin, a file, or every *.jsonl below a
+// directory. Files that cannot hold turns in [since, until) are skipped
+// without being read: a file last written before since, or created (its
+// UUIDv7 name) after until.
+func (g *grammar) input(in string, stdin io.Reader, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
+	if in == "-" {
+		r := &reader{label: "-", session: "-", skip: skip, warn: warn}
+		if err := r.read(stdin, emit); err != nil {
+			if errors.Is(err, pricing.ErrOverflow) {
+				return err
+			}
+			return exitcode.Failuref("read stdin: %v", err)
+		}
+		return nil
+	}
+	fi, err := os.Stat(in)
+	if err != nil {
+		return exitcode.New(exitcode.Failure, err)
+	}
+	var files []string
+	if fi.IsDir() {
+		err = filepath.WalkDir(in, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") && !strings.HasPrefix(d.Name(), ".") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return exitcode.New(exitcode.Failure, err)
+		}
+	} else {
+		files = []string{in}
+	}
+	for _, p := range files {
+		if !since.IsZero() || !until.IsZero() {
+			if st, err := os.Stat(p); err == nil && !since.IsZero() && st.ModTime().Before(since) {
+				continue
+			}
+			if id := session.IDFromPath(p); id != "" && !until.IsZero() {
+				if u, err := uuid.Parse(id); err == nil && u.Version() == 7 {
+					sec, nsec := u.Time().UnixTime()
+					if !time.Unix(sec, nsec).Before(until) {
+						continue
+					}
+				}
+			}
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return exitcode.New(exitcode.Failure, err)
+		}
+		r := &reader{label: p, session: p, skip: skip, warn: warn}
+		if id := session.IDFromPath(p); id != "" {
+			r.session = id
+		}
+		err = r.read(f, emit)
+		f.Close()
+		if err != nil {
+			if errors.Is(err, pricing.ErrOverflow) {
+				return err
+			}
+			return exitcode.Failuref("read %s: %v", p, err)
+		}
+	}
+	return nil
+}

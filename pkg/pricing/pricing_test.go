@@ -1,0 +1,198 @@
+package pricing
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func known(p int64) Price { return Price{Pico: p, Known: true} }
+
+func TestParseDecimal(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"3", 3_000_000, ""},
+		{"3.0", 3_000_000, ""},
+		{"0.075", 75_000, ""},
+		{"0.005", 5_000, ""},
+		{"0.000001", 1, ""},
+		{"15.000000", 15_000_000, ""},
+		{"0.0000001", 0, "more than six decimals"},
+		{"-1", 0, "negative"},
+		{"1e3", 0, "not a decimal number"},
+		{"99999999999999", 0, "too large"},
+	}
+	for _, tt := range tests {
+		got, err := ParseDecimal(tt.in)
+		if got != tt.want || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("ParseDecimal(%q) = %d, %v; want %d, %q", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func TestOf(t *testing.T) {
+	sonnet := &Prices{Rates: Rates{known(3_000_000), known(15_000_000), known(300_000), known(3_750_000), known(6_000_000)},
+		Long: &Long{Threshold: 200_000, Rates: Rates{known(6_000_000), known(22_500_000), known(600_000), known(7_500_000), Price{}}}}
+	cheap := &Prices{Rates: Rates{Input: known(75_000), Output: known(5_000), CacheRead: known(0)}}
+	tests := []struct {
+		name     string
+		p        *Prices
+		u        Usage
+		pico     int64
+		known    bool
+		unpriced int64
+	}{
+		// The seeds' case: 1500 in, 85 out, 800 cache read at Sonnet prices.
+		{"seeds sonnet", sonnet, Usage{Input: 1500, Output: 85, CacheRead: 800}, 4_500_000_000 + 1_275_000_000 + 240_000_000, true, 0},
+		{"$0.075 and $0.005 exact", cheap, Usage{Input: 1, Output: 1}, 80_000, true, 0},
+		{"a known zero", cheap, Usage{CacheRead: 1_000_000}, 0, true, 0},
+		{"reasoning is part of output", sonnet, Usage{Output: 100, Reasoning: 60}, 1_500_000_000, true, 0},
+		{"1h writes", sonnet, Usage{CacheWrite: 300, CacheWrite1h: 100}, 200*3_750_000 + 100*6_000_000, true, 0},
+		{"long context: the whole request", sonnet, Usage{Input: 150_000, CacheRead: 50_001, Output: 10}, 150_000*6_000_000 + 50_001*600_000 + 10*22_500_000, true, 0},
+		{"at the threshold: base prices", sonnet, Usage{Input: 200_000}, 200_000 * 3_000_000, true, 0},
+		{"long context, price omitted: unknown", sonnet, Usage{Input: 300_000, CacheWrite: 10, CacheWrite1h: 10}, 300_000 * 6_000_000, false, 10},
+		{"omitted category price: unknown", cheap, Usage{Input: 10, CacheWrite: 5}, 750_000, false, 5},
+		{"unknown model", nil, Usage{Input: 10, Output: 2}, 0, false, 12},
+		{"unknown model, no tokens", nil, Usage{}, 0, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Of(tt.p, tt.u)
+			if err != nil || c.Pico != tt.pico || c.Known != tt.known || c.Unpriced != tt.unpriced {
+				t.Fatalf("Of = %+v, %v; want %d known=%v unpriced=%d", c, err, tt.pico, tt.known, tt.unpriced)
+			}
+		})
+	}
+}
+
+func TestOverflow(t *testing.T) {
+	p := &Prices{Rates: Rates{Input: known(math.MaxInt64 / 2)}}
+	if _, err := Of(p, Usage{Input: 3}); err != ErrOverflow {
+		t.Fatalf("multiply: %v", err)
+	}
+	s := Cost{Pico: math.MaxInt64, Known: true}
+	if err := s.Add(Cost{Pico: 1, Known: true}); err != ErrOverflow {
+		t.Fatalf("sum: %v", err)
+	}
+	u := Usage{Input: math.MaxInt64}
+	if err := u.Add(Usage{Input: 1}); err != ErrOverflow {
+		t.Fatalf("tokens: %v", err)
+	}
+}
+
+func TestUnknownPoisons(t *testing.T) {
+	s := Zero()
+	s.Add(Cost{Pico: 5, Known: true})
+	s.Add(Cost{Pico: 7, Known: false, Unpriced: 3})
+	s.Add(Cost{Pico: 1, Known: true})
+	if s.Known || s.Pico != 13 || s.Unpriced != 3 {
+		t.Fatalf("sum %+v", s)
+	}
+}
+
+func TestUSD(t *testing.T) {
+	for pico, want := range map[int64]string{0: "0", 75_000: "0.000000075", 1_548_015_000_000: "1.548015", 1_000_000_000_000: "1", 12: "0.000000000012"} {
+		if got := USD(pico); got != want {
+			t.Errorf("USD(%d) = %q, want %q", pico, got, want)
+		}
+	}
+}
+
+// TestTotalsReconcile: for random usage and prices, the sum of the costs
+// equals an independent big-integer computation, to the picodollar.
+func TestTotalsReconcile(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for range 200 {
+		p := &Prices{Rates: Rates{known(r.Int64N(1e8)), known(r.Int64N(1e8)), known(r.Int64N(1e7)), known(r.Int64N(1e8)), known(r.Int64N(1e8))}}
+		total := Zero()
+		want := new(big.Int)
+		for range 1 + r.IntN(50) {
+			cw := r.Int64N(1e6)
+			u := Usage{Input: r.Int64N(1e6), Output: r.Int64N(1e5), CacheRead: r.Int64N(1e7), CacheWrite: cw, CacheWrite1h: r.Int64N(cw + 1)}
+			c, err := Of(p, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := total.Add(c); err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range [][2]int64{{u.Input, p.Input.Pico}, {u.Output, p.Output.Pico}, {u.CacheRead, p.CacheRead.Pico}, {u.CacheWrite - u.CacheWrite1h, p.CacheWrite.Pico}, {u.CacheWrite1h, p.CacheWrite1h.Pico}} {
+				want.Add(want, new(big.Int).Mul(big.NewInt(x[0]), big.NewInt(x[1])))
+			}
+		}
+		if !total.Known || big.NewInt(total.Pico).Cmp(want) != 0 {
+			t.Fatalf("total %d, big-integer sum %s", total.Pico, want)
+		}
+	}
+}
+
+func TestLoadTOML(t *testing.T) {
+	good := `
+[anthropic."claude-x"]
+input = 3.0
+output = 15
+cache_read = 0.3
+cache_write = 3.75
+cache_write_1h = 6
+
+[anthropic."claude-x".long_context]
+threshold = 200000
+input = 6
+
+[openai.gpt-4o]
+input = 2.5
+cache_write = 0
+`
+	tab, err := LoadTOML([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tab[Key{"anthropic", "claude-x"}]
+	if c == nil || c.Input != known(3_000_000) || c.CacheWrite1h != known(6_000_000) || c.Long.Threshold != 200_000 || c.Long.Input != known(6_000_000) || c.Long.Output.Known {
+		t.Fatalf("claude-x: %+v %+v", c, c.Long)
+	}
+	g := tab[Key{"openai", "gpt-4o"}]
+	if g.CacheWrite != known(0) || g.Output.Known {
+		t.Fatalf("gpt-4o: %+v", g)
+	}
+	bad := []struct{ text, err string }{
+		{"[a.b]\ninput = 0.0000001\n", `line 2 (last key "a.b.input"): price 0.0000001 has more than six decimals`},
+		{"[a.b]\ninput = -1\n", `line 2 (last key "a.b.input"): price -1 is negative`},
+		{"[a.b]\ninput = \"3\"\n", `a price must be a number`},
+		{"[a.b]\ninputs = 3\n", `unknown key "a.b.inputs"`},
+		{"[a.b\n", "toml: line 2: expected"},
+		{"[a.b.long_context]\nthreshold = 0\n", "threshold must be a positive number"},
+	}
+	for _, b := range bad {
+		if _, err := LoadTOML([]byte(b.text)); err == nil || !strings.Contains(err.Error(), b.err) {
+			t.Errorf("%q: %v, want %q", b.text, err, b.err)
+		}
+	}
+}
+
+func TestLoadLiteLLM(t *testing.T) {
+	j := `{"sample_spec":{"input_cost_per_token":0},
+"claude-sonnet-4-5-20250929":{"litellm_provider":"anthropic","input_cost_per_token":3e-06,"output_cost_per_token":1.5e-05,"cache_read_input_token_cost":3e-07,"cache_creation_input_token_cost":3.75e-06,"cache_creation_input_token_cost_above_1hr":6e-06,"input_cost_per_token_above_200k_tokens":6e-06,"cache_creation_input_token_cost_above_1hr_above_200k_tokens":1.2e-05},
+"amazon.nova":{"litellm_provider":"bedrock","cache_read_input_token_cost":5.46875e-07},
+"odd":{"litellm_provider":"x","input_cost_per_token":3.0000000000000004e-06}}`
+	tab, warnings, err := LoadLiteLLM([]byte(j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tab[Key{"anthropic", "claude-sonnet-4-5-20250929"}]
+	if c == nil || c.Input != known(3_000_000) || c.Output != known(15_000_000) || c.CacheWrite1h != known(6_000_000) ||
+		c.Long == nil || c.Long.Threshold != 200_000 || c.Long.Input != known(6_000_000) || c.Long.CacheWrite1h != known(12_000_000) {
+		t.Fatalf("claude: %+v %+v", c, c.Long)
+	}
+	if n := tab[Key{"bedrock", "amazon.nova"}]; n == nil || n.CacheRead != known(546_875) {
+		t.Fatalf("nova: %+v", n)
+	}
+	if tab[Key{"x", "odd"}] != nil || len(warnings) != 1 || !strings.Contains(warnings[0], `model "odd" left out`) {
+		t.Fatalf("odd: %v", warnings)
+	}
+}
