@@ -4,12 +4,14 @@ package logcmd
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -44,7 +46,9 @@ type appendCmd struct {
 	ExpectLeaf *string       `help:"Fail (exit 3, nothing written) unless the leaf is still ID." placeholder:"ID"`
 	AllowEmpty bool          `help:"Create a new file even if the batch has no assistant message."`
 	Wait       time.Duration `default:"10s" help:"How long to wait for another writer's lock."`
+	ToolResult []string      `name:"tool-result" help:"Append one user entry holding this tool result (repeat for every result of a round; the content is read from FILE)." placeholder:"ID=FILE"`
 	Quiet      bool          `short:"q" help:"Do not echo the entry lines written."`
+	IDs        bool          `name:"ids" help:"Echo only the ids of the entries written, one per line."`
 }
 
 type truncateCmd struct {
@@ -117,10 +121,16 @@ func (c *appendCmd) run(io cli.IO, out io.Writer) error {
 		return exitcode.Usagef("--provider and --model go together")
 	}
 	var msgs []store.Msg
-	if c.User != "" {
+	if len(c.ToolResult) > 0 {
+		m, err := toolResults(c.ToolResult, c.User)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, m)
+	} else if c.User != "" {
 		msgs = append(msgs, store.Msg{Raw: session.TextMessage("user", c.User), Role: "user"})
 	}
-	if c.User == "" || !cli.IsTerminal(io.Stdin) {
+	if c.User == "" && len(c.ToolResult) == 0 || !cli.IsTerminal(io.Stdin) {
 		in, err := readMessages(io.Stdin)
 		if err != nil {
 			return err
@@ -140,11 +150,48 @@ func (c *appendCmd) run(io cli.IO, out io.Writer) error {
 	if res.Cut != nil {
 		cli.Warnf(io.Stderr, name, "cut a torn tail of %d bytes from %s first (saved as %s)", res.Cut.Bytes, c.File, res.Cut.SavedAs)
 	}
-	if c.Quiet {
+	switch {
+	case c.Quiet:
+		return nil
+	case c.IDs:
+		for _, line := range bytes.SplitAfter(res.Lines, []byte("\n")) {
+			if len(line) > 0 {
+				fmt.Fprintln(out, session.Classify(line[:len(line)-1]).ID)
+			}
+		}
 		return nil
 	}
 	_, err = out.Write(res.Lines)
 	return err
+}
+
+// toolResults builds one user message of tool results (ID=FILE each, the
+// file holding the tool's output), then the text, if any: the results of a
+// round travel together, as providers want them.
+func toolResults(specs []string, text string) (store.Msg, error) {
+	b := []byte(`{"role":"user","content":[`)
+	for i, spec := range specs {
+		id, file, ok := strings.Cut(spec, "=")
+		if !ok || id == "" || file == "" {
+			return store.Msg{}, exitcode.Usagef("--tool-result %q: give ID=FILE", spec)
+		}
+		content, err := os.ReadFile(file)
+		if err != nil {
+			return store.Msg{}, exitcode.Usagef("--tool-result %s: %v", id, err)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"toolResult","toolUseId":`...)
+		b = session.AppendString(b, id)
+		b = append(b, `,"content":`...)
+		b = append(session.AppendString(b, string(content)), '}')
+	}
+	if text != "" {
+		b = append(b, `,{"type":"text","text":`...)
+		b = append(session.AppendString(b, text), '}')
+	}
+	return store.ParseMessage(append(b, "]}"...))
 }
 
 // readMessages reads every message line of r; blank lines are skipped.

@@ -15,6 +15,7 @@ import (
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/replay"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
 )
 
 const name = "panto-replay"
@@ -24,6 +25,7 @@ type grammar struct {
 	File    string           `arg:"" optional:"" help:"Session file; - or none for stdin."`
 	Leaf    string           `help:"Replay the path to entry ID (a branch) instead of the last entry." placeholder:"ID"`
 	Info    bool             `help:"Print the resume state as one JSON object."`
+	Get     string           `help:"Print one field of the --info object as plain text (a gjson path: lastReply.text, danglingPrompt.parentId, pendingToolUses.#, pendingToolUses.0.input|@fromstr|command); nothing when it is null or absent." placeholder:"PATH"`
 	Format  string           `enum:"messages,markdown,entries," default:"" help:"messages (message lines, the default on a pipe), markdown (a transcript, the default on a terminal), or entries (the entry lines of the path)."`
 	Tree    bool             `help:"Print the whole tree of entries, branches and leaves marked."`
 }
@@ -106,14 +108,25 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		}
 	}
 	switch {
-	case g.Info:
+	case g.Info || g.Get != "":
 		in, err := s.Info(leaf)
 		if err != nil {
 			return 0, exitcode.New(exitcode.Failure, err)
 		}
-		enc := json.NewEncoder(out)
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
-		err = enc.Encode(in)
+		if err := enc.Encode(in); err != nil {
+			return 0, err
+		}
+		if g.Get == "" {
+			_, err = out.Write(b.Bytes())
+			return code, err
+		}
+		if v := gjson.GetBytes(b.Bytes(), g.Get); v.Exists() && v.Type != gjson.Null {
+			out.WriteString(v.String())
+			err = out.WriteByte('\n')
+		}
 		return code, err
 	case g.Tree:
 		return code, s.WriteTree(out)

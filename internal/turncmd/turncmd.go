@@ -37,6 +37,7 @@ type grammar struct {
 	Retries    int              `default:"2" help:"Retries of a failed request before any output (408, 409, 429, 5xx, connection errors)."`
 	Partial    bool             `help:"On a broken stream, print what arrived with stopReason \"error\" (exit 1) instead of nothing (exit 3)."`
 	User       string           `help:"Add this user prompt after the conversation read from stdin (stdin is not read when it is a terminal)." placeholder:"TEXT"`
+	ShowConfig bool             `name:"show-config" help:"Print the provider and model a turn would use (\"PROVIDER MODEL\") and exit."`
 	APIVersion string           `name:"api-version" help:"anthropic-version header (default: ANTHROPIC_API_VERSION or 2023-06-01)." placeholder:"V"`
 }
 
@@ -148,6 +149,13 @@ func (g *grammar) config(getenv func(string) string) (provider.Config, error) {
 func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 	cfg, err := g.config(io.Getenv)
 	if err != nil {
+		return nil, err
+	}
+	if g.ShowConfig {
+		if cfg.Provider == provider.Offline && cfg.Model == "" {
+			cfg.Model = provider.OfflineModel
+		}
+		_, err := fmt.Fprintf(io.Stdout, "%s %s\n", cfg.Provider, cfg.Model)
 		return nil, err
 	}
 	var conv []provider.Message

@@ -178,13 +178,22 @@ func Resolve(files []string, prefix string) (string, error) {
 	}
 	switch len(hits) {
 	case 0:
-		return "", fmt.Errorf("%w: no session id starts with %q", session.ErrNoSuchSession, prefix)
+		return "", &NotFoundError{Prefix: prefix}
 	case 1:
 		return hits[0], nil
 	}
 	sort.Strings(hits)
 	return "", &AmbiguousError{Prefix: prefix, Candidates: hits}
 }
+
+// NotFoundError is a prefix that no session id starts with.
+type NotFoundError struct{ Prefix string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no session id starts with %q: panto-log list shows them", e.Prefix)
+}
+
+func (e *NotFoundError) Unwrap() error { return session.ErrNoSuchSession }
 
 // AmbiguousError is a prefix that more than one session id starts with.
 type AmbiguousError struct {

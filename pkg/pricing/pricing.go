@@ -192,10 +192,14 @@ func USD(pico int64) string {
 	return out
 }
 
-// Dollars renders picodollars rounded half-up to cents for tables ("$0.01").
+// Dollars renders picodollars rounded half-up to cents for tables ("$0.01";
+// "<$0.01" for less than half a cent but more than nothing).
 // Exact values are in the JSON outputs.
 func Dollars(pico int64) string {
 	cents := (pico + 5_000_000_000) / 10_000_000_000
+	if cents == 0 && pico > 0 {
+		return "<$0.01"
+	}
 	return fmt.Sprintf("$%d.%02d", cents/100, cents%100)
 }
 

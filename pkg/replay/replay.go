@@ -82,6 +82,15 @@ type Prompt struct {
 	Text     string  `json:"text"`
 }
 
+// Reply is the last assistant message on the path.
+type Reply struct {
+	ID         string `json:"id"`
+	Text       string `json:"text"`
+	StopReason string `json:"stopReason"`
+	Provider   string `json:"provider"`
+	Model      string `json:"model"`
+}
+
 // Info is the resume state of a path (panto-replay --info).
 type Info struct {
 	SessionID       string         `json:"sessionId"`
@@ -91,6 +100,7 @@ type Info struct {
 	Provider        *string        `json:"provider"`
 	Model           *string        `json:"model"`
 	DanglingPrompt  *Prompt        `json:"danglingPrompt"`
+	LastReply       *Reply         `json:"lastReply"`
 	PendingToolUses []PendingTool  `json:"pendingToolUses"`
 	PathMessages    int            `json:"pathMessages"`
 	Messages        int            `json:"messages"`
@@ -144,6 +154,9 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 		in.PathMessages++
 		last = i
 		msg := gjson.ParseBytes(m)
+		if l.Nodes[i].Role == "assistant" {
+			in.LastReply = &Reply{ID: l.Nodes[i].ID, Text: Text(msg), StopReason: msg.Get("stopReason").Str, Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}
+		}
 		msg.Get("content").ForEach(func(_, b gjson.Result) bool {
 			switch b.Get("type").Str {
 			case "toolUse":
