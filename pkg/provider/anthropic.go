@@ -296,6 +296,13 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 	if rep.StopReason == "" {
 		return fail(&StreamError{Provider: cfg.Provider, Message: "the stream ended without a stop reason"})
 	}
+	for i := range rep.Blocks { // a tool call whose block never stopped
+		if rep.Blocks[i].Type == "toolUse" && rep.Blocks[i].Input == nil {
+			if err := rep.setInput(i, inputs[i]); err != nil {
+				return fail(&StreamError{Provider: cfg.Provider, Message: err.Error()})
+			}
+		}
+	}
 	if hasUsage {
 		rep.Usage = &usage
 	}

@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/panto-dev/panto/pkg/session"
 )
 
 const streams = "../../testdata/streams"
@@ -244,4 +248,27 @@ func TestSSEReader(t *testing.T) {
 2,|{"last":true}` {
 		t.Fatalf("events %q", got)
 	}
+}
+
+// FuzzSSE: no stream makes the SSE reader or either protocol's assembler
+// panic, and a reply they return always renders as a valid message line.
+func FuzzSSE(f *testing.F) {
+	for _, name := range []string{"anthropic_thinking_tool.sse", "openai_tools.sse", "openai_llamacpp_error.sse"} {
+		b, err := os.ReadFile(filepath.Join(streams, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, read := range []func(io.Reader, Config) (*Reply, error){readAnthropic, readOpenAI} {
+			rep, err := read(bytes.NewReader(data), Config{Provider: "p", Model: "m", OnDelta: func(string, string) {}, Partial: true})
+			if rep == nil {
+				continue
+			}
+			if _, verr := session.CheckMessage(rep.JSON()); verr != nil {
+				t.Fatalf("reply %s (err %v) is not a valid message: %v", rep.JSON(), err, verr)
+			}
+		}
+	})
 }
