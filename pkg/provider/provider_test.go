@@ -3,8 +3,8 @@ package provider
 import (
 	"bytes"
 	"context"
-	"io"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
