@@ -43,8 +43,6 @@ type Line struct {
 	NotObject bool   // corrupt because it is valid JSON but not an object
 }
 
-var lineKeys = []string{"type", "id", "parentId", "timestamp", "provider", "model", "message", "version", "cwd"}
-
 // ValidJSON reports whether b is one complete JSON value. Invalid UTF-8
 // inside strings is allowed (SPEC §2 keeps such bytes as written): gjson's
 // fast validator rejects it, so a failure is confirmed by encoding/json,
@@ -52,7 +50,7 @@ var lineKeys = []string{"type", "id", "parentId", "timestamp", "provider", "mode
 func ValidJSON(b []byte) bool { return gjson.ValidBytes(b) || json.Valid(b) }
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as
-// JSON whitespace). It validates the line once and then reads its fields.
+// JSON whitespace). It validates the line once, then walks it once.
 func Classify(raw []byte) Line {
 	if !ValidJSON(raw) {
 		return Line{Kind: KindCorrupt, Problem: "not valid JSON"}
@@ -60,46 +58,75 @@ func Classify(raw []byte) Line {
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return Line{Kind: KindCorrupt, Problem: "not a JSON object", NotObject: true}
 	}
-	r := gjson.GetManyBytes(raw, lineKeys...)
-	l := Line{Type: r[0].String()}
-	if r[0].Type != gjson.String {
-		l.Kind, l.Problem = KindInvalid, "no string \"type\""
-		return l
+	var typ, id, parent, ts, provider, model, msg, version, cwd []byte
+	Members(raw, func(k, v []byte) bool {
+		var dst *[]byte
+		switch {
+		case KeyIs(k, "type"):
+			dst = &typ
+		case KeyIs(k, "id"):
+			dst = &id
+		case KeyIs(k, "parentId"):
+			dst = &parent
+		case KeyIs(k, "timestamp"):
+			dst = &ts
+		case KeyIs(k, "provider"):
+			dst = &provider
+		case KeyIs(k, "model"):
+			dst = &model
+		case KeyIs(k, "message"):
+			dst = &msg
+		case KeyIs(k, "version"):
+			dst = &version
+		case KeyIs(k, "cwd"):
+			dst = &cwd
+		default:
+			return true
+		}
+		if *dst == nil { // the first of a repeated key wins, as gjson.Get does
+			*dst = v
+		}
+		return true
+	})
+	if !IsString(typ) {
+		return Line{Kind: KindInvalid, Type: string(typ), Problem: "no string \"type\""}
 	}
+	l := Line{Type: Str(typ)}
 	switch l.Type {
 	case "session":
 		l.Kind = KindHeader
-		l.ID, l.Timestamp, l.Cwd = r[1].String(), r[3].String(), r[8].String()
+		l.ID, l.Timestamp, l.Cwd = Str(id), Str(ts), Str(cwd)
+		v, ok := Int(version)
 		switch {
-		case r[7].Type != gjson.Number || r[7].Num != float64(int64(r[7].Num)) || r[7].Num < 1:
+		case !ok || v < 1:
 			l.Kind, l.Problem = KindInvalid, "header has no integer \"version\""
-		case r[1].Type != gjson.String || r[1].Str == "":
+		case l.ID == "":
 			l.Kind, l.Problem = KindInvalid, "header has no \"id\""
 		default:
-			l.Version = int64(r[7].Num)
+			l.Version = v
 		}
 		return l
 	case "message":
 		l.Kind = KindMessage
-		l.ID, l.ParentID, l.Timestamp = r[1].String(), r[2].String(), r[3].String()
-		l.Provider, l.Model = r[4].String(), r[5].String()
+		l.ID, l.ParentID, l.Timestamp = Str(id), Str(parent), Str(ts)
+		l.Provider, l.Model = Str(provider), Str(model)
 		switch {
-		case r[1].Type != gjson.String || r[1].Str == "":
+		case l.ID == "":
 			l.Problem = "entry has no \"id\""
-		case r[2].Type != gjson.String && r[2].Type != gjson.Null:
+		case !IsString(parent) && string(parent) != "null":
 			l.Problem = "entry has no \"parentId\" (a string or null)"
-		case r[2].Type == gjson.String && r[2].Str == "":
+		case IsString(parent) && l.ParentID == "":
 			l.Problem = "entry has an empty \"parentId\""
-		case r[3].Type != gjson.String:
+		case !IsString(ts):
 			l.Problem = "entry has no \"timestamp\""
-		case !r[6].IsObject():
+		case len(msg) == 0 || msg[0] != '{':
 			l.Problem = "entry has no \"message\" object"
 		default:
-			role, err := CheckMessage([]byte(r[6].Raw))
+			role, err := checkMessage(msg)
 			l.Role = role
 			if err != nil {
 				l.Problem = err.Error()
-			} else if role == "user" && (r[4].Type != gjson.String || r[5].Type != gjson.String) {
+			} else if role == "user" && (!IsString(provider) || !IsString(model)) {
 				l.Problem = "user entry has no \"provider\" and \"model\" stamp"
 			}
 		}
@@ -109,24 +136,13 @@ func Classify(raw []byte) Line {
 		return l
 	default:
 		l.Kind = KindUnknown
-		if r[1].Type == gjson.String {
-			l.ID = r[1].Str
-		}
-		if r[2].Type == gjson.String {
-			l.ParentID = r[2].Str
-		}
+		l.ID, l.ParentID = Str(id), Str(parent)
 		return l
 	}
 }
 
-var msgKeys = []string{"role", "content", "provider", "model", "stopReason", "usage"}
-
 // Roles and stop reasons of SPEC §2.
-var (
-	roles       = map[string]bool{"system": true, "user": true, "assistant": true}
-	stopReasons = map[string]bool{"stop": true, "length": true, "toolUse": true, "error": true}
-	usageKeys   = []string{"input", "output", "cacheRead", "cacheWrite", "reasoning", "cacheWrite1h"}
-)
+var stopReasons = map[string]bool{"stop": true, "length": true, "toolUse": true, "error": true}
 
 // CheckMessage validates a message object (the "message" value of an entry,
 // or a message line on a pipe) and returns its role. Unknown fields are
@@ -135,24 +151,47 @@ func CheckMessage(raw []byte) (role string, err error) {
 	if !ValidJSON(raw) {
 		return "", fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
 	}
-	m := gjson.ParseBytes(raw)
-	if !m.IsObject() {
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return "", fmt.Errorf("%w: not a JSON object", ErrInvalidMsg)
 	}
-	r := m.Get("role")
-	if r.Type != gjson.String || !roles[r.Str] {
+	return checkMessage(raw)
+}
+
+// checkMessage validates a message object already known to be valid JSON.
+func checkMessage(m []byte) (role string, err error) {
+	var r, content, provider, model, stop, usage []byte
+	Members(m, func(k, v []byte) bool {
+		var dst *[]byte
+		switch {
+		case KeyIs(k, "role"):
+			dst = &r
+		case KeyIs(k, "content"):
+			dst = &content
+		case KeyIs(k, "provider"):
+			dst = &provider
+		case KeyIs(k, "model"):
+			dst = &model
+		case KeyIs(k, "stopReason"):
+			dst = &stop
+		case KeyIs(k, "usage"):
+			dst = &usage
+		default:
+			return true
+		}
+		if *dst == nil {
+			*dst = v
+		}
+		return true
+	})
+	role = Str(r)
+	if role != "system" && role != "user" && role != "assistant" {
 		return "", fmt.Errorf("%w: \"role\" must be system, user or assistant", ErrInvalidMsg)
 	}
-	role = r.Str
-	f := make([]gjson.Result, 0, len(msgKeys))
-	for _, k := range msgKeys {
-		f = append(f, m.Get(k))
-	}
-	if !f[1].IsArray() {
+	if len(content) == 0 || content[0] != '[' {
 		return role, fmt.Errorf("%w: \"content\" must be an array of blocks", ErrInvalidMsg)
 	}
 	n := 0
-	f[1].ForEach(func(_, b gjson.Result) bool {
+	Elements(content, func(b []byte) bool {
 		n++
 		err = checkBlock(b, n)
 		return err == nil
@@ -161,14 +200,14 @@ func CheckMessage(raw []byte) (role string, err error) {
 		return role, err
 	}
 	if role == "assistant" {
-		if f[2].Type != gjson.String || f[3].Type != gjson.String {
+		if !IsString(provider) || !IsString(model) {
 			return role, fmt.Errorf("%w: an assistant message needs \"provider\" and \"model\"", ErrInvalidMsg)
 		}
-		if f[4].Exists() && (f[4].Type != gjson.String || !stopReasons[f[4].Str]) {
+		if stop != nil && !stopReasons[Str(stop)] {
 			return role, fmt.Errorf("%w: \"stopReason\" must be stop, length, toolUse or error", ErrInvalidMsg)
 		}
-		if f[5].Exists() {
-			if err := checkUsage(f[5]); err != nil {
+		if usage != nil {
+			if err := checkUsage(usage); err != nil {
 				return role, err
 			}
 		}
@@ -176,20 +215,24 @@ func CheckMessage(raw []byte) (role string, err error) {
 	return role, nil
 }
 
-func checkUsage(u gjson.Result) error {
-	if !u.IsObject() {
+var usageKeys = []string{"input", "output", "cacheRead", "cacheWrite", "reasoning", "cacheWrite1h"}
+
+func checkUsage(u []byte) error {
+	if u[0] != '{' {
 		return fmt.Errorf("%w: \"usage\" must be an object", ErrInvalidMsg)
 	}
-	for _, k := range usageKeys {
-		v := u.Get(k)
-		if !v.Exists() {
-			continue
+	var err error
+	Members(u, func(k, v []byte) bool {
+		for _, name := range usageKeys {
+			if KeyIs(k, name) {
+				if _, ok := Int(v); !ok {
+					err = fmt.Errorf("%w: usage.%s must be a non-negative integer", ErrInvalidMsg, name)
+				}
+			}
 		}
-		if v.Type != gjson.Number || v.Num < 0 || v.Num != float64(int64(v.Num)) || v.Raw[0] == '-' {
-			return fmt.Errorf("%w: usage.%s must be a non-negative integer", ErrInvalidMsg, k)
-		}
-	}
-	return nil
+		return err == nil
+	})
+	return err
 }
 
 // blockFields lists the string fields each block type requires.
@@ -201,29 +244,53 @@ var blockFields = map[string][]string{
 	"toolResult":       {"toolUseId", "content"},
 }
 
-func checkBlock(b gjson.Result, n int) error {
-	if !b.IsObject() {
+func checkBlock(b []byte, n int) error {
+	if b[0] != '{' {
 		return fmt.Errorf("%w: content block %d is not an object", ErrInvalidMsg, n)
 	}
-	t := b.Get("type")
-	fields, ok := blockFields[t.Str]
-	if t.Type != gjson.String || !ok {
-		return fmt.Errorf("%w: content block %d has unknown type %s", ErrInvalidMsg, n, t.Raw)
+	var t, sig []byte
+	var have [3][]byte // values of the fields a block type requires, by name below
+	names := [...]string{"text", "thinking", "data", "id", "name", "input", "toolUseId", "content"}
+	var vals [len(names)][]byte
+	Members(b, func(k, v []byte) bool {
+		switch {
+		case KeyIs(k, "type"):
+			if t == nil {
+				t = v
+			}
+		case KeyIs(k, "signature"):
+			if sig == nil {
+				sig = v
+			}
+		default:
+			for i, name := range names {
+				if vals[i] == nil && KeyIs(k, name) {
+					vals[i] = v
+				}
+			}
+		}
+		return true
+	})
+	typ := Str(t)
+	required, ok := blockFields[typ]
+	if !IsString(t) || !ok {
+		return fmt.Errorf("%w: content block %d has unknown type %s", ErrInvalidMsg, n, t)
 	}
-	for _, k := range fields {
-		if b.Get(k).Type != gjson.String {
-			return fmt.Errorf("%w: %s block %d needs a string %q", ErrInvalidMsg, t.Str, n, k)
+	for j, name := range required {
+		for i, nm := range names {
+			if nm == name {
+				have[j] = vals[i]
+			}
+		}
+		if !IsString(have[j]) {
+			return fmt.Errorf("%w: %s block %d needs a string %q", ErrInvalidMsg, typ, n, name)
 		}
 	}
-	switch t.Str {
-	case "thinking":
-		if s := b.Get("signature"); s.Exists() && s.Type != gjson.String {
-			return fmt.Errorf("%w: thinking block %d has a non-string \"signature\"", ErrInvalidMsg, n)
-		}
-	case "toolUse":
-		if !ValidJSON([]byte(b.Get("input").Str)) {
-			return fmt.Errorf("%w: toolUse block %d: \"input\" is not JSON text", ErrInvalidMsg, n)
-		}
+	if typ == "thinking" && sig != nil && !IsString(sig) {
+		return fmt.Errorf("%w: thinking block %d has a non-string \"signature\"", ErrInvalidMsg, n)
+	}
+	if typ == "toolUse" && !ValidJSON([]byte(Str(have[2]))) {
+		return fmt.Errorf("%w: toolUse block %d: \"input\" is not JSON text", ErrInvalidMsg, n)
 	}
 	return nil
 }

@@ -1,0 +1,56 @@
+package session
+
+import (
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// FuzzMembers: on any valid JSON object or array, the walker finds exactly
+// the members and elements gjson finds, byte for byte.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"b":"x\"y\\","c":{"d":[1,{"e":"]}"}]},"f":null, "g" : true }`,
+		`[1, "two", {"three":3}, [4], -5.5e3]`,
+		`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"\\\"}"}]}}`,
+		`{}`, `[]`, `{"\u0074ype":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !gjson.ValidBytes(data) {
+			return
+		}
+		r := gjson.ParseBytes(data)
+		var want, got []string
+		switch {
+		case r.IsObject():
+			r.ForEach(func(k, v gjson.Result) bool { want = append(want, k.Raw, v.Raw); return true })
+			Members(data, func(k, v []byte) bool { got = append(got, `"`+string(k)+`"`, string(v)); return true })
+		case r.IsArray():
+			r.ForEach(func(_, v gjson.Result) bool { want = append(want, v.Raw); return true })
+			Elements(data, func(v []byte) bool { got = append(got, string(v)); return true })
+		default:
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: walker %q, gjson %q", data, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%q: walker %q, gjson %q", data, got, want)
+			}
+		}
+	})
+}
+
+func TestStrAndInt(t *testing.T) {
+	if Str([]byte(`"a\"b\u00e9"`)) != "a\"bé" || Str([]byte(`"plain"`)) != "plain" || Str([]byte(`12`)) != "" {
+		t.Fatal("Str")
+	}
+	for in, want := range map[string]bool{"12": true, "1.0": true, "1e3": true, "-1": false, "1.5": false, "1e300": false, `"1"`: false} {
+		if _, ok := Int([]byte(in)); ok != want {
+			t.Errorf("Int(%s) ok = %v, want %v", in, ok, want)
+		}
+	}
+}
