@@ -8,7 +8,6 @@ import (
 
 	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/session"
-	"github.com/tidwall/gjson"
 )
 
 // turn is one assistant reply found in the input.
@@ -62,54 +61,65 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 			r.warn("%s: line %d: not a complete JSON object: read up to line %d (run panto-fsck %s)", r.label, n, n-1, r.label)
 			return nil
 		}
-		var typ, id, ts, cwd, ver gjson.Result
-		var msg gjson.Result
-		gjson.ParseBytes(line).ForEach(func(k, v gjson.Result) bool {
-			switch k.Str {
-			case "type":
-				typ = v
-			case "id":
-				id = v
-			case "timestamp":
-				ts = v
-			case "cwd":
-				cwd = v
-			case "version":
-				ver = v
-			case "message":
-				msg = v
-			case "role":
-				msg = gjson.ParseBytes(line) // a message line
-				return false
+		var typ, id, ts, cwd, ver, msg []byte
+		message := false // a message line: the line itself is the message
+		session.Members(line, func(k, v []byte) bool {
+			var dst *[]byte
+			switch {
+			case session.KeyIs(k, "type"):
+				dst = &typ
+			case session.KeyIs(k, "id"):
+				dst = &id
+			case session.KeyIs(k, "timestamp"):
+				dst = &ts
+			case session.KeyIs(k, "cwd"):
+				dst = &cwd
+			case session.KeyIs(k, "version"):
+				dst = &ver
+			case session.KeyIs(k, "message"):
+				dst = &msg
+			case session.KeyIs(k, "role"):
+				message = true
+				return true
+			default:
+				return true
+			}
+			if *dst == nil {
+				*dst = v
 			}
 			return true
 		})
+		if message && typ == nil {
+			msg = line
+		}
+		kind := session.Str(typ)
 		switch {
-		case typ.Str == "session":
-			r.session, r.project = id.Str, cwd.Str
+		case kind == "session":
+			r.session, r.project = session.Str(id), session.Str(cwd)
 			if r.session == "" {
 				r.session = r.label
 			}
-			if ver.Int() > session.Version {
-				r.warn("%s is format version %d, newer than %d: reading what it understands", r.label, ver.Int(), session.Version)
+			if v, _ := session.Int(ver); v > session.Version {
+				r.warn("%s is format version %d, newer than %d: reading what it understands", r.label, v, session.Version)
 			}
 			r.seen, r.seenStr = map[uint32]struct{}{}, map[string]struct{}{}
-		case typ.Str == "message" || !typ.Exists() && msg.Exists():
-			if !msg.IsObject() {
+		case kind == "message" || typ == nil && msg != nil:
+			if len(msg) == 0 || msg[0] != '{' {
 				continue
 			}
-			if typ.Exists() && r.duplicate(id.Str) {
+			entry := session.Str(id)
+			if typ != nil && r.duplicate(entry) {
 				r.skip.duplicate++
-				r.warn("%s: line %d: entry id %q repeats an earlier entry: not counted twice", r.label, n, id.Str)
+				r.warn("%s: line %d: entry id %q repeats an earlier entry: not counted twice", r.label, n, entry)
 				continue
 			}
 			t, err := r.reply(msg, n)
 			if err != nil || t == nil {
 				continue
 			}
-			t.entry = id.Str
-			if ts.Exists() {
-				if tm, err := time.Parse(time.RFC3339Nano, ts.Str); err == nil {
+			t.entry = entry
+			if ts != nil {
+				if tm, err := time.Parse(time.RFC3339Nano, session.Str(ts)); err == nil {
 					t.time = tm
 				}
 			}
@@ -142,43 +152,47 @@ func (r *reader) duplicate(id string) bool {
 var usageFields = []string{"input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "reasoning"}
 
 // reply reads an assistant message; nil for any other role.
-func (r *reader) reply(msg gjson.Result, n int) (*turn, error) {
-	var role, provider, model, usage gjson.Result
-	msg.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "role":
-			role = v
-		case "provider":
-			provider = v
-		case "model":
-			model = v
-		case "usage":
-			usage = v
+func (r *reader) reply(msg []byte, n int) (*turn, error) {
+	var role, provider, model, usage []byte
+	session.Members(msg, func(k, v []byte) bool {
+		var dst *[]byte
+		switch {
+		case session.KeyIs(k, "role"):
+			dst = &role
+		case session.KeyIs(k, "provider"):
+			dst = &provider
+		case session.KeyIs(k, "model"):
+			dst = &model
+		case session.KeyIs(k, "usage"):
+			dst = &usage
+		default:
+			return true
+		}
+		if *dst == nil {
+			*dst = v
 		}
 		return true
 	})
-	if role.Str != "assistant" {
+	if session.Str(role) != "assistant" {
 		return nil, nil
 	}
-	t := &turn{session: r.session, project: r.project, key: pricing.Key{Provider: provider.Str, Model: model.Str}}
-	if !usage.Exists() {
+	t := &turn{session: r.session, project: r.project, key: pricing.Key{Provider: session.Str(provider), Model: session.Str(model)}}
+	if usage == nil {
 		return t, nil
 	}
 	var vals [6]int64
-	ok := usage.IsObject()
-	for i, f := range usageFields {
-		v := usage.Get(f)
-		switch {
-		case !v.Exists():
-		case v.Type == gjson.Number && v.Raw[0] != '-' && v.Num == float64(int64(v.Num)):
-			vals[i] = v.Int()
-		default:
-			ok = false
+	ok := usage[0] == '{'
+	session.Members(usage, func(k, v []byte) bool {
+		for i, f := range usageFields {
+			if session.KeyIs(k, f) {
+				vals[i], ok = session.Int(v)
+			}
 		}
-	}
+		return ok
+	})
 	if !ok || vals[4] > vals[3] || vals[5] > vals[1] {
 		r.skip.invalidUsage++
-		r.warn("%s: line %d: malformed usage %s: not counted", r.label, n, usage.Raw)
+		r.warn("%s: line %d: malformed usage %s: not counted", r.label, n, usage)
 		return nil, fmt.Errorf("malformed usage")
 	}
 	t.usage = pricing.Usage{Input: vals[0], Output: vals[1], CacheRead: vals[2], CacheWrite: vals[3], CacheWrite1h: vals[4], Reasoning: vals[5]}

@@ -142,25 +142,18 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	case "markdown":
 		err = s.WriteMarkdown(out, path)
 	case "entries":
-		for _, i := range path {
-			line, lerr := s.Line(i)
-			if lerr != nil {
-				return 0, exitcode.New(exitcode.Failure, lerr)
-			}
+		err = s.EachLine(path, func(_ int32, line []byte) error {
 			out.Write(line)
-			err = out.WriteByte('\n')
-		}
+			return out.WriteByte('\n')
+		})
 	default:
-		for _, i := range path {
-			m, merr := s.Message(i)
-			if merr != nil {
-				return 0, exitcode.New(exitcode.Failure, merr)
+		err = s.EachLine(path, func(i int32, line []byte) error {
+			if s.Log.Nodes[i].Kind != session.KindMessage {
+				return nil
 			}
-			if m != nil {
-				out.Write(m)
-				err = out.WriteByte('\n')
-			}
-		}
+			out.Write(replay.MessageOf(line))
+			return out.WriteByte('\n')
+		})
 	}
 	return code, err
 }

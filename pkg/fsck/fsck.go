@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/panto-dev/panto/pkg/session"
-	"github.com/tidwall/gjson"
 )
 
 // Severities. Errors and warnings are damage a person must look at (exit
@@ -81,7 +80,56 @@ type toolUse struct {
 	line    int
 	off     int64
 	entry   string
+	node    int32 // the entry's index in the log, once known
 	answers int
+}
+
+// tools records the toolUse and toolResult blocks of a message entry line.
+func (a *Analysis) tools(raw []byte, n int, off int64, entry string, uses map[string]*toolUse, order *[]string) {
+	var content []byte
+	session.Members(raw, func(k, v []byte) bool {
+		if session.KeyIs(k, "message") {
+			session.Members(v, func(k, v []byte) bool {
+				if session.KeyIs(k, "content") {
+					content = v
+					return false
+				}
+				return true
+			})
+			return false
+		}
+		return true
+	})
+	session.Elements(content, func(b []byte) bool {
+		var typ, id, useID []byte
+		session.Members(b, func(k, v []byte) bool {
+			switch {
+			case session.KeyIs(k, "type") && typ == nil:
+				typ = v
+			case session.KeyIs(k, "id") && id == nil:
+				id = v
+			case session.KeyIs(k, "toolUseId") && useID == nil:
+				useID = v
+			}
+			return true
+		})
+		switch session.Str(typ) {
+		case "toolUse":
+			s := session.Str(id)
+			if _, seen := uses[s]; !seen {
+				uses[s] = &toolUse{line: n, off: off, entry: entry, node: -1}
+				*order = append(*order, s)
+			}
+		case "toolResult":
+			s := session.Str(useID)
+			if u, ok := uses[s]; ok {
+				u.answers++
+			} else {
+				a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", s)})
+			}
+		}
+		return true
+	})
 }
 
 // Check reads a whole session file. locked says a writer holds the file's
@@ -130,23 +178,7 @@ func Check(r io.Reader, locked bool) (*Analysis, error) {
 			a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})
 		}
 		if c.Kind == session.KindMessage && (bytes.Contains(raw, []byte(`"toolUse"`)) || bytes.Contains(raw, []byte(`"toolResult"`))) {
-			gjson.GetBytes(raw, "message.content").ForEach(func(_, b gjson.Result) bool {
-				switch b.Get("type").Str {
-				case "toolUse":
-					id := b.Get("id").Str
-					if _, seen := uses[id]; !seen {
-						uses[id] = &toolUse{line: n, off: off, entry: c.ID}
-						useOrder = append(useOrder, id)
-					}
-				case "toolResult":
-					if u, ok := uses[b.Get("toolUseId").Str]; ok {
-						u.answers++
-					} else {
-						a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", b.Get("toolUseId").Str)})
-					}
-				}
-				return true
-			})
+			a.tools(raw, n, off, c.ID, uses, &useOrder)
 		}
 	}
 	cr := &countReader{r: r}
@@ -155,6 +187,11 @@ func Check(r io.Reader, locked bool) (*Analysis, error) {
 		return nil, err
 	}
 	a.Log, a.Size = l, cr.n
+	for _, u := range uses {
+		if i := l.Lookup(u.entry); i >= 0 && l.Nodes[i].Off == u.off {
+			u.node = i
+		}
+	}
 	a.header(l)
 	// Corrupt complete lines after the last good one belong to the tail.
 	var tail []span
@@ -194,14 +231,14 @@ func Check(r io.Reader, locked bool) (*Analysis, error) {
 	for _, p := range l.Dangling {
 		a.add(Finding{ID: "danglingParent", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("entry %s: %s", p.ID, p.What)})
 	}
-	hasChild := map[string]bool{}
+	hasChild := make([]bool, len(l.Nodes))
 	for _, n := range l.Nodes {
 		if n.Parent >= 0 {
-			hasChild[l.Nodes[n.Parent].ID] = true
+			hasChild[n.Parent] = true
 		}
 	}
 	for _, id := range useOrder {
-		if u := uses[id]; u.answers == 0 && hasChild[u.entry] {
+		if u := uses[id]; u.answers == 0 && u.node >= 0 && hasChild[u.node] {
 			a.add(Finding{ID: "orphanToolUse", Severity: Warning, Line: u.line, Offset: u.off, Message: fmt.Sprintf("toolUse %q is never answered, though the conversation goes on after it", id)})
 		}
 	}

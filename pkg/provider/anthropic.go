@@ -184,6 +184,7 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 	rep := &Reply{Provider: cfg.Provider, Model: cfg.Model}
 	byIndex := map[int64]int{} // stream index → position in rep.Blocks
 	var inputs [][]byte
+	var texts []strings.Builder // text and thinking, joined at the end (+= is quadratic)
 	var usage Usage
 	hasUsage, started, stopped := false, false, false
 	overlay := func(u gjson.Result) {
@@ -206,6 +207,7 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 	fail := func(err error) (*Reply, error) {
 		if cfg.Partial && started {
 			rep.StopReason = "error"
+			rep.finishTexts(texts)
 			rep.finishInputs(inputs)
 			return rep, err
 		}
@@ -251,6 +253,8 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 			byIndex[d.Get("index").Int()] = len(rep.Blocks)
 			rep.Blocks = append(rep.Blocks, b)
 			inputs = append(inputs, nil)
+			texts = append(texts, strings.Builder{})
+			texts[len(texts)-1].WriteString(b.Text)
 		case "content_block_delta":
 			i, ok := byIndex[d.Get("index").Int()]
 			if !ok {
@@ -261,11 +265,11 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 			switch delta.Get("type").Str {
 			case "text_delta":
 				t := delta.Get("text").Str
-				b.Text += t
+				texts[i].WriteString(t)
 				cfg.OnDelta("text", t)
 			case "thinking_delta":
 				t := delta.Get("thinking").Str
-				b.Text += t
+				texts[i].WriteString(t)
 				cfg.OnDelta("thinking", t)
 			case "signature_delta":
 				b.Signature += delta.Get("signature").Str
@@ -296,6 +300,7 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 	if rep.StopReason == "" {
 		return fail(&StreamError{Provider: cfg.Provider, Message: "the stream ended without a stop reason"})
 	}
+	rep.finishTexts(texts)
 	for i := range rep.Blocks { // a tool call whose block never stopped
 		if rep.Blocks[i].Type == "toolUse" && rep.Blocks[i].Input == nil {
 			if err := rep.setInput(i, inputs[i]); err != nil {
@@ -320,6 +325,15 @@ func (r *Reply) setInput(i int, in []byte) error {
 	}
 	r.Blocks[i].Input = in
 	return nil
+}
+
+// finishTexts sets the text of each text and thinking block.
+func (r *Reply) finishTexts(texts []strings.Builder) {
+	for i := range r.Blocks {
+		if t := r.Blocks[i].Type; t == "text" || t == "thinking" {
+			r.Blocks[i].Text = texts[i].String()
+		}
+	}
 }
 
 // finishInputs gives every toolUse block of a partial reply an input.

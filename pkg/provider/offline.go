@@ -185,3 +185,19 @@ func (o *offline) stream(send func(name, data string)) {
 	send("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%s,"stop_sequence":null},"usage":{"output_tokens":%d,"output_tokens_details":{"thinking_tokens":%d}}}`, q(o.stop), out, tokens(o.thinking)))
 	send("message_stop", `{"type":"message_stop"}`)
 }
+
+// LongStream returns an Anthropic Messages stream of n text deltas, for
+// benchmarks of the stream parser.
+func LongStream(n int) []byte {
+	var b []byte
+	ev := func(name, data string) { b = fmt.Appendf(b, "event: %s\ndata: %s\n\n", name, data) }
+	ev("message_start", `{"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant","model":"claude-bench","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}`)
+	ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+	for i := range n {
+		ev("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"word%d "}}`, i))
+	}
+	ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	ev("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`, n))
+	ev("message_stop", `{"type":"message_stop"}`)
+	return b
+}

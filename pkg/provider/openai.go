@@ -118,11 +118,13 @@ func readOpenAI(r io.Reader, cfg Config) (*Reply, error) {
 	rep := &Reply{Provider: cfg.Provider, Model: cfg.Model}
 	calls := map[int64]int{} // tool-call index → position in rep.Blocks
 	var inputs [][]byte
+	var texts []strings.Builder
 	var usage gjson.Result
 	started, finished := false, ""
 	fail := func(err error) (*Reply, error) {
 		if cfg.Partial && started {
 			rep.StopReason = "error"
+			rep.finishTexts(texts)
 			rep.finishInputs(inputs)
 			return rep, err
 		}
@@ -135,8 +137,9 @@ func readOpenAI(r io.Reader, cfg Config) (*Reply, error) {
 		if n := len(rep.Blocks); n == 0 || rep.Blocks[n-1].Type != typ {
 			rep.Blocks = append(rep.Blocks, Block{Type: typ})
 			inputs = append(inputs, nil)
+			texts = append(texts, strings.Builder{})
 		}
-		rep.Blocks[len(rep.Blocks)-1].Text += t
+		texts[len(texts)-1].WriteString(t)
 		cfg.OnDelta(typ, t)
 	}
 	sse := NewSSEReader(r)
@@ -195,6 +198,7 @@ func readOpenAI(r io.Reader, cfg Config) (*Reply, error) {
 				calls[idx] = i
 				rep.Blocks = append(rep.Blocks, Block{Type: "toolUse", ID: tc.Get("id").Str, Name: tc.Get("function.name").Str})
 				inputs = append(inputs, nil)
+				texts = append(texts, strings.Builder{})
 				cfg.OnDelta("toolUse", rep.Blocks[i].Name)
 			}
 			if id := tc.Get("id").Str; rep.Blocks[i].ID == "" {
@@ -218,6 +222,7 @@ func readOpenAI(r io.Reader, cfg Config) (*Reply, error) {
 		stop = "stop"
 	}
 	rep.StopReason = stop
+	rep.finishTexts(texts)
 	for i := range rep.Blocks {
 		if rep.Blocks[i].Type == "toolUse" {
 			if err := rep.setInput(i, inputs[i]); err != nil {

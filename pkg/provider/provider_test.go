@@ -272,3 +272,16 @@ func FuzzSSE(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReadAnthropic parses a stream of 10,000 text deltas.
+func BenchmarkReadAnthropic(b *testing.B) {
+	stream := LongStream(10000)
+	b.SetBytes(int64(len(stream)))
+	for range b.N {
+		rep, err := readAnthropic(bytes.NewReader(stream), Config{Provider: Anthropic, OnDelta: func(string, string) {}})
+		if err != nil || rep.Usage.Output != 10000 {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(10000*b.N)/b.Elapsed().Seconds(), "events/s")
+}

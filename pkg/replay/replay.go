@@ -50,7 +50,47 @@ func (s *Session) Message(i int32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []byte(gjson.GetBytes(b, "message").Raw), nil
+	return MessageOf(b), nil
+}
+
+// EachLine calls fn with the line of each node of path, in order, reading
+// the file once from the first of them: parents always come before their
+// children in a file, so a path is in file order, and one sequential read
+// beats a read per line.
+func (s *Session) EachLine(path []int32, fn func(i int32, line []byte) error) error {
+	if len(path) == 0 {
+		return nil
+	}
+	first := s.Log.Nodes[path[0]].Off
+	rd := session.NewReader(io.NewSectionReader(s.r, first, s.Log.Good-first), first)
+	next := 0
+	for next < len(path) {
+		line, off, _, err := rd.Next()
+		if err != nil {
+			return fmt.Errorf("read back line %d: %w", s.Log.Nodes[path[next]].Line, err)
+		}
+		if n := s.Log.Nodes[path[next]]; off == n.Off {
+			if err := fn(path[next], line); err != nil {
+				return err
+			}
+			next++
+		}
+	}
+	return nil
+}
+
+// MessageOf returns the raw "message" value of an entry line (the first, if
+// the key repeats), byte for byte.
+func MessageOf(line []byte) []byte {
+	var msg []byte
+	session.Members(line, func(k, v []byte) bool {
+		if session.KeyIs(k, "message") {
+			msg = v
+			return false
+		}
+		return true
+	})
+	return msg
 }
 
 // Leaf resolves the leaf to replay to: id, or the last entry when id is "".

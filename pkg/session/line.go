@@ -2,10 +2,8 @@ package session
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
-	"github.com/tidwall/gjson"
 )
 
 // Version is the format version this package reads and writes.
@@ -42,12 +40,6 @@ type Line struct {
 	Problem   string // why the line is corrupt or invalid
 	NotObject bool   // corrupt because it is valid JSON but not an object
 }
-
-// ValidJSON reports whether b is one complete JSON value. Invalid UTF-8
-// inside strings is allowed (SPEC §2 keeps such bytes as written): gjson's
-// fast validator rejects it, so a failure is confirmed by encoding/json,
-// which accepts it.
-func ValidJSON(b []byte) bool { return gjson.ValidBytes(b) || json.Valid(b) }
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as
 // JSON whitespace). It validates the line once, then walks it once.

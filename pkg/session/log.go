@@ -1,8 +1,10 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 )
 
 // Parent values of a Node that are not indexes.
@@ -120,50 +122,178 @@ type ScanOptions struct {
 	OnLine func(n int, off int64, raw []byte, terminated bool, c *Line)
 }
 
-// Scan reads a session file once and indexes it.
+// Scan reads a session file once and indexes it. Lines are classified in
+// parallel, on every core, and indexed in order.
 func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 	l := &Log{ids: make(map[string]int32), Unknown: make(map[string]int)}
+	if runtime.GOMAXPROCS(0) > 1 {
+		return l, l.scanParallel(r, opt)
+	}
 	rd := NewReader(r, 0)
 	for {
 		raw, off, term, err := rd.Next()
 		if err == io.EOF {
-			break
+			return l, nil
 		}
 		if err != nil {
 			return l, err
 		}
-		l.Lines++
-		l.Size = rd.Offset()
-		n := rd.LineNo()
-		if !term {
-			if opt.OnLine != nil {
-				opt.OnLine(n, off, raw, false, nil)
+		var c Line
+		if term {
+			c = Classify(raw)
+		}
+		if !l.step(rd.LineNo(), off, raw, term, &c, opt) {
+			return l, nil
+		}
+	}
+}
+
+// step indexes one line; it returns false where a scan stops.
+func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOptions) bool {
+	l.Lines++
+	l.Size = off + int64(len(raw))
+	if !term {
+		if opt.OnLine != nil {
+			opt.OnLine(n, off, raw, false, nil)
+		}
+		if opt.StopAtCorrupt {
+			l.Stopped = &Problem{Line: n, Off: off, What: "incomplete final line (a writer may be mid-append)"}
+		}
+		return false
+	}
+	l.Size++
+	if opt.OnLine != nil {
+		opt.OnLine(n, off, raw, true, c)
+	}
+	if c.Kind == KindCorrupt {
+		p := Problem{Line: n, Off: off, What: c.Problem}
+		l.Corrupt = append(l.Corrupt, p)
+		if opt.StopAtCorrupt {
+			l.Stopped = &p
+			return false
+		}
+		return true
+	}
+	if len(l.Corrupt) > 0 {
+		l.CorruptMid = true
+	}
+	l.Good = l.Size
+	l.add(*c, n, off, int64(len(raw)))
+	return true
+}
+
+// chunk is a run of whole lines read from the input, classified by a
+// worker, indexed in order by the scanner.
+type chunk struct {
+	base  int64
+	data  []byte
+	lines []chunkLine
+	last  bool // the input ends in this chunk (its final line may be unterminated)
+	err   error
+	done  chan struct{}
+}
+
+type chunkLine struct {
+	start, end int // line bytes, without "\n", in data
+	term       bool
+	c          Line
+}
+
+const chunkSize = 1 << 20
+
+func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
+	workers := runtime.GOMAXPROCS(0)
+	work := make(chan *chunk, workers)
+	ordered := make(chan *chunk, 2*workers)
+	quit := make(chan struct{})
+	defer close(quit)
+	go produce(r, work, ordered, quit)
+	for range workers {
+		go func() {
+			for ch := range work {
+				ch.classify()
+				close(ch.done)
 			}
-			if opt.StopAtCorrupt {
-				l.Stopped = &Problem{Line: n, Off: off, What: "incomplete final line (a writer may be mid-append)"}
+		}()
+	}
+	n := 0
+	for ch := range ordered {
+		<-ch.done
+		for i := range ch.lines {
+			cl := &ch.lines[i]
+			n++
+			if !l.step(n, ch.base+int64(cl.start), ch.data[cl.start:cl.end], cl.term, &cl.c, opt) {
+				return nil
 			}
+		}
+		if ch.err != nil {
+			return ch.err
+		}
+	}
+	return nil
+}
+
+func (ch *chunk) classify() {
+	for start := 0; start < len(ch.data); {
+		end := bytes.IndexByte(ch.data[start:], '\n')
+		cl := chunkLine{start: start, end: len(ch.data)}
+		if end >= 0 {
+			cl.end, cl.term = start+end, true
+			cl.c = Classify(ch.data[start:cl.end])
+		}
+		ch.lines = append(ch.lines, cl)
+		if end < 0 {
 			break
 		}
-		c := Classify(raw)
-		if opt.OnLine != nil {
-			opt.OnLine(n, off, raw, true, &c)
-		}
-		if c.Kind == KindCorrupt {
-			p := Problem{Line: n, Off: off, What: c.Problem}
-			l.Corrupt = append(l.Corrupt, p)
-			if opt.StopAtCorrupt {
-				l.Stopped = &p
+		start = cl.end + 1
+	}
+}
+
+// produce cuts the input into chunks of whole lines (a line longer than a
+// chunk makes a longer chunk: there is no line-length limit).
+func produce(r io.Reader, work, ordered chan<- *chunk, quit <-chan struct{}) {
+	defer close(work)
+	defer close(ordered)
+	var carry []byte
+	base := int64(0)
+	for {
+		buf := make([]byte, len(carry), max(chunkSize, 2*len(carry)))
+		copy(buf, carry)
+		var err error
+		for {
+			var k int
+			k, err = io.ReadFull(r, buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+k]
+			if err != nil || bytes.IndexByte(buf[len(buf)-k:], '\n') >= 0 { // the carry holds no newline
 				break
 			}
-			continue
+			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)] // a long line: grow
 		}
-		if len(l.Corrupt) > 0 {
-			l.CorruptMid = true
+		ch := &chunk{base: base, done: make(chan struct{})}
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			ch.data, ch.last, carry = buf, true, nil
+		case err != nil:
+			ch.data, ch.last, ch.err = buf[:0], true, err
+		default:
+			cut := bytes.LastIndexByte(buf, '\n') + 1
+			ch.data, carry = buf[:cut], buf[cut:]
 		}
-		l.Good = l.Size
-		l.add(c, n, off, int64(len(raw)))
+		base += int64(len(ch.data))
+		select {
+		case ordered <- ch:
+		case <-quit:
+			return
+		}
+		select {
+		case work <- ch:
+		case <-quit:
+			return
+		}
+		if ch.last {
+			return
+		}
 	}
-	return l, nil
 }
 
 func (l *Log) add(c Line, n int, off, length int64) {

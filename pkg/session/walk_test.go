@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -53,4 +54,16 @@ func TestStrAndInt(t *testing.T) {
 			t.Errorf("Int(%s) ok = %v, want %v", in, ok, want)
 		}
 	}
+}
+
+// FuzzValid: ValidJSON agrees with encoding/json.Valid on every input.
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e-3,-0,"x\u00e9\n"],"b":{"c":null,"d":true}}`, `"\xff\xfe"`, `[1,]`, `01`, `"\u12"`, "\"a\x01\"", `{"a" 1}`, ` 7 `, `-`, `1.`, `1e`, `"12345678901234567\\""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := ValidJSON(data), json.Valid(data); got != want {
+			t.Fatalf("ValidJSON(%q) = %v, encoding/json says %v", data, got, want)
+		}
+	})
 }
