@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"fmt"
-
 )
 
 // Version is the format version this package reads and writes.
