@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -83,16 +84,12 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 	opts := fsck.Options{Repair: g.Repair, DryRun: g.DryRun, Policy: g.Policy, CacheDir: index.Dir(io.Getenv)}
 	progress := cli.IsTerminal(io.Stderr) && len(files) >= 200 && !g.JSON
 	bits, counts := 0, map[string]int{}
-	for i, p := range files {
-		if cancelled.Load() {
+	reports := checkAll(files, opts)
+	for i := range files {
+		r := <-reports[i]
+		if r == nil { // cancelled before this file
 			bits |= fsck.BitCancelled
 			break
-		}
-		var r *fsck.Report
-		if p.err != nil {
-			r = &fsck.Report{Path: p.path, Status: "error", Error: p.err.Error(), Bits: fsck.BitError, Findings: []fsck.Finding{}}
-		} else {
-			r = fsck.Run(p.path, opts)
 		}
 		bits |= r.Bits
 		counts[r.Status]++
@@ -181,6 +178,39 @@ func (g *grammar) emit(io cli.IO, out *bufio.Writer, r *fsck.Report) error {
 		fmt.Fprintln(w, line)
 	}
 	return nil
+}
+
+// checkAll checks (or repairs) the files on every core; the reports come
+// back in the order of files, whatever order the work finishes in. A file
+// not started when a signal came gets a nil report.
+func checkAll(files []input, opts fsck.Options) []chan *fsck.Report {
+	reports := make([]chan *fsck.Report, len(files))
+	for i := range reports {
+		reports[i] = make(chan *fsck.Report, 1)
+	}
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range files {
+			next <- i
+		}
+	}()
+	for range runtime.GOMAXPROCS(0) {
+		go func() {
+			for i := range next {
+				p := files[i]
+				switch {
+				case cancelled.Load():
+					reports[i] <- nil
+				case p.err != nil:
+					reports[i] <- &fsck.Report{Path: p.path, Status: "error", Error: p.err.Error(), Bits: fsck.BitError, Findings: []fsck.Finding{}}
+				default:
+					reports[i] <- fsck.Run(p.path, opts)
+				}
+			}
+		}()
+	}
+	return reports
 }
 
 type input struct {

@@ -184,7 +184,7 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 	rep := &Reply{Provider: cfg.Provider, Model: cfg.Model}
 	byIndex := map[int64]int{} // stream index → position in rep.Blocks
 	var inputs [][]byte
-	var texts []strings.Builder // text and thinking, joined at the end (+= is quadratic)
+	var texts [][]byte // text and thinking, joined at the end (+= is quadratic)
 	var usage Usage
 	hasUsage, started, stopped := false, false, false
 	overlay := func(u gjson.Result) {
@@ -222,6 +222,13 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 		if err != nil {
 			return fail(&StreamError{Provider: cfg.Provider, Message: "reading the stream: " + err.Error()})
 		}
+		if ev.Name == "content_block_delta" && session.ValidJSON(ev.Data) {
+			// The hot path, thousands of times a turn: walk, do not parse.
+			if err := deltaEvent(ev.Data, rep, byIndex, texts, inputs, cfg.OnDelta); err != nil {
+				return fail(&StreamError{Provider: cfg.Provider, Message: err.Error()})
+			}
+			continue
+		}
 		d := gjson.ParseBytes(ev.Data)
 		typ := d.Get("type").Str
 		if typ == "" {
@@ -253,8 +260,7 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 			byIndex[d.Get("index").Int()] = len(rep.Blocks)
 			rep.Blocks = append(rep.Blocks, b)
 			inputs = append(inputs, nil)
-			texts = append(texts, strings.Builder{})
-			texts[len(texts)-1].WriteString(b.Text)
+			texts = append(texts, []byte(b.Text))
 		case "content_block_delta":
 			i, ok := byIndex[d.Get("index").Int()]
 			if !ok {
@@ -265,11 +271,11 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 			switch delta.Get("type").Str {
 			case "text_delta":
 				t := delta.Get("text").Str
-				texts[i].WriteString(t)
+				texts[i] = append(texts[i], t...)
 				cfg.OnDelta("text", t)
 			case "thinking_delta":
 				t := delta.Get("thinking").Str
-				texts[i].WriteString(t)
+				texts[i] = append(texts[i], t...)
 				cfg.OnDelta("thinking", t)
 			case "signature_delta":
 				b.Signature += delta.Get("signature").Str
@@ -314,6 +320,56 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 	return rep, nil
 }
 
+// deltaEvent applies one content_block_delta event (valid JSON) to the reply.
+func deltaEvent(data []byte, rep *Reply, byIndex map[int64]int, texts [][]byte, inputs [][]byte, onDelta func(string, string)) error {
+	var index, delta []byte
+	session.Members(data, func(k, v []byte) bool {
+		switch {
+		case session.KeyIs(k, "index") && index == nil:
+			index = v
+		case session.KeyIs(k, "delta") && delta == nil:
+			delta = v
+		}
+		return true
+	})
+	n, _ := session.Int(index)
+	i, ok := byIndex[n]
+	if !ok || len(delta) == 0 || delta[0] != '{' {
+		return nil
+	}
+	var typ, text, thinking, sig, partial []byte
+	session.Members(delta, func(k, v []byte) bool {
+		switch {
+		case session.KeyIs(k, "type"):
+			typ = v
+		case session.KeyIs(k, "text"):
+			text = v
+		case session.KeyIs(k, "thinking"):
+			thinking = v
+		case session.KeyIs(k, "signature"):
+			sig = v
+		case session.KeyIs(k, "partial_json"):
+			partial = v
+		}
+		return true
+	})
+	switch session.Str(typ) {
+	case "text_delta":
+		t := session.Str(text)
+		texts[i] = append(texts[i], t...)
+		onDelta("text", t)
+	case "thinking_delta":
+		t := session.Str(thinking)
+		texts[i] = append(texts[i], t...)
+		onDelta("thinking", t)
+	case "signature_delta":
+		rep.Blocks[i].Signature += session.Str(sig)
+	case "input_json_delta":
+		inputs[i] = append(inputs[i], session.Str(partial)...)
+	}
+	return nil
+}
+
 // setInput sets a toolUse block's input from its streamed JSON text: empty
 // means no arguments ({}); anything else must be valid JSON.
 func (r *Reply) setInput(i int, in []byte) error {
@@ -328,10 +384,10 @@ func (r *Reply) setInput(i int, in []byte) error {
 }
 
 // finishTexts sets the text of each text and thinking block.
-func (r *Reply) finishTexts(texts []strings.Builder) {
+func (r *Reply) finishTexts(texts [][]byte) {
 	for i := range r.Blocks {
 		if t := r.Blocks[i].Type; t == "text" || t == "thinking" {
-			r.Blocks[i].Text = texts[i].String()
+			r.Blocks[i].Text = string(texts[i])
 		}
 	}
 }

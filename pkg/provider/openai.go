@@ -118,7 +118,7 @@ func readOpenAI(r io.Reader, cfg Config) (*Reply, error) {
 	rep := &Reply{Provider: cfg.Provider, Model: cfg.Model}
 	calls := map[int64]int{} // tool-call index → position in rep.Blocks
 	var inputs [][]byte
-	var texts []strings.Builder
+	var texts [][]byte
 	var usage gjson.Result
 	started, finished := false, ""
 	fail := func(err error) (*Reply, error) {
@@ -137,9 +137,9 @@ func readOpenAI(r io.Reader, cfg Config) (*Reply, error) {
 		if n := len(rep.Blocks); n == 0 || rep.Blocks[n-1].Type != typ {
 			rep.Blocks = append(rep.Blocks, Block{Type: typ})
 			inputs = append(inputs, nil)
-			texts = append(texts, strings.Builder{})
+			texts = append(texts, nil)
 		}
-		texts[len(texts)-1].WriteString(t)
+		texts[len(texts)-1] = append(texts[len(texts)-1], t...)
 		cfg.OnDelta(typ, t)
 	}
 	sse := NewSSEReader(r)
@@ -198,7 +198,7 @@ func readOpenAI(r io.Reader, cfg Config) (*Reply, error) {
 				calls[idx] = i
 				rep.Blocks = append(rep.Blocks, Block{Type: "toolUse", ID: tc.Get("id").Str, Name: tc.Get("function.name").Str})
 				inputs = append(inputs, nil)
-				texts = append(texts, strings.Builder{})
+				texts = append(texts, nil)
 				cfg.OnDelta("toolUse", rep.Blocks[i].Name)
 			}
 			if id := tc.Get("id").Str; rep.Blocks[i].ID == "" {

@@ -122,11 +122,15 @@ type ScanOptions struct {
 	OnLine func(n int, off int64, raw []byte, terminated bool, c *Line)
 }
 
-// Scan reads a session file once and indexes it. Lines are classified in
-// parallel, on every core, and indexed in order.
+// Scan reads a session file once and indexes it. The lines of a large
+// input are classified in parallel, on every core, and indexed in order.
 func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 	l := &Log{ids: make(map[string]int32), Unknown: make(map[string]int)}
-	if runtime.GOMAXPROCS(0) > 1 {
+	small := false
+	if s, ok := r.(interface{ Size() int64 }); ok {
+		small = s.Size() < 2*chunkSize
+	}
+	if runtime.GOMAXPROCS(0) > 1 && !small {
 		return l, l.scanParallel(r, opt)
 	}
 	rd := NewReader(r, 0)
