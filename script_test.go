@@ -91,9 +91,22 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 // request.json, and sets $SERVER to its URL:
 //
 //	serve stream.sse [STATUS]
+//	serve -hang          (a server that never answers)
 func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 || len(args) > 2 {
-		ts.Fatalf("usage: serve FILE [STATUS]")
+		ts.Fatalf("usage: serve FILE [STATUS] | serve -hang")
+	}
+	if args[0] == "-hang" {
+		stop := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
+		}))
+		ts.Defer(func() { close(stop); srv.Close() })
+		ts.Setenv("SERVER", srv.URL)
+		return
 	}
 	body, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)

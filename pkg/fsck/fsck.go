@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"unicode/utf8"
 
 	"github.com/panto-dev/panto/pkg/session"
 )
@@ -165,7 +164,7 @@ func Check(r io.Reader, locked bool) (*Analysis, error) {
 		if len(raw) > 0 && raw[len(raw)-1] == '\r' {
 			a.add(Finding{ID: "crlf", Severity: Info, Line: n, Offset: off, Message: "line ends with CRLF"})
 		}
-		if !utf8.Valid(raw) {
+		if c.BadUTF8 {
 			a.add(Finding{ID: "invalidUtf8", Severity: Info, Line: n, Offset: off, Message: "line holds bytes that are not valid UTF-8 (kept as written)"})
 		}
 		if c.Kind == session.KindCorrupt {
@@ -181,12 +180,11 @@ func Check(r io.Reader, locked bool) (*Analysis, error) {
 			a.tools(raw, n, off, c.ID, uses, &useOrder)
 		}
 	}
-	cr := &countReader{r: r}
-	l, err := session.Scan(cr, session.ScanOptions{OnLine: hook})
+	l, err := session.Scan(r, session.ScanOptions{OnLine: hook, CheckUTF8: true})
 	if err != nil {
 		return nil, err
 	}
-	a.Log, a.Size = l, cr.n
+	a.Log, a.Size = l, l.Size
 	for _, u := range uses {
 		if i := l.Lookup(u.entry); i >= 0 && l.Nodes[i].Off == u.off {
 			u.node = i
@@ -284,15 +282,4 @@ func (a *Analysis) tail(tail []span, one, complete, locked bool) {
 	default:
 		a.add(Finding{ID: "tornTail", Severity: Error, Line: first.line, Offset: first.off, Message: fmt.Sprintf("%d bytes at the end are not complete lines", n)})
 	}
-}
-
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

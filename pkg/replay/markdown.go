@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
 
@@ -23,13 +24,13 @@ func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
 		var b strings.Builder
 		msg := gjson.ParseBytes(m)
 		n := s.Log.Nodes[i]
-		head := "## " + n.Role
-		if n.Role == "user" {
+		head := "## " + n.Role.String()
+		if n.Role == session.User {
 			if st, ok := s.Log.Active(i); ok {
 				head += " · " + st.Provider + "/" + st.Model
 			}
 		}
-		if n.Role == "assistant" {
+		if n.Role == session.Assistant {
 			head += " · " + msg.Get("provider").Str + "/" + msg.Get("model").Str
 			if r := msg.Get("stopReason"); r.Exists() {
 				head += " · " + r.Str

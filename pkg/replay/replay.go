@@ -194,7 +194,7 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 		in.PathMessages++
 		last = i
 		msg := gjson.ParseBytes(m)
-		if l.Nodes[i].Role == "assistant" {
+		if l.Nodes[i].Role == session.Assistant {
 			in.LastReply = &Reply{ID: l.Nodes[i].ID, Text: Text(msg), StopReason: msg.Get("stopReason").Str, Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}
 		}
 		msg.Get("content").ForEach(func(_, b gjson.Result) bool {
@@ -214,7 +214,7 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 		})
 	}
 	in.PendingToolUses = append(in.PendingToolUses, pending...)
-	if last >= 0 && l.Nodes[last].Role == "user" {
+	if last >= 0 && l.Nodes[last].Role == session.User {
 		m, _ := s.Message(last)
 		p := &Prompt{ID: l.Nodes[last].ID, Kind: "prompt", Text: Text(gjson.ParseBytes(m))}
 		if pid := l.Nodes[last].Parent; pid >= 0 {

@@ -69,7 +69,7 @@ func (s *Session) WriteTree(w io.Writer) error {
 
 func (s *Session) treeLine(w io.Writer, prefix string, i int32, nkids int, current bool) error {
 	n := s.Log.Nodes[i]
-	what, summary := n.Role, ""
+	what, summary := n.Role.String(), ""
 	if n.Kind != session.KindMessage {
 		line, err := s.Line(i)
 		if err != nil {

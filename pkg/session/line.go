@@ -38,6 +38,7 @@ type Line struct {
 	Cwd       string // headers
 	Problem   string // why the line is corrupt or invalid
 	NotObject bool   // corrupt because it is valid JSON but not an object
+	BadUTF8   bool   // holds bytes that are not UTF-8 (only with ScanOptions.CheckUTF8)
 }
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"unicode/utf8"
 )
 
 // Parent values of a Node that are not indexes.
@@ -17,13 +18,38 @@ const (
 // unknown type that has an id.
 type Node struct {
 	ID     string
-	Parent int32 // index in Log.Nodes, or NoParent, or DanglingParent
-	Line   int
 	Off    int64 // offset of the line
 	Len    int64 // length of the line without "\n"
-	Kind   Kind  // KindMessage or KindUnknown
-	Role   string
+	Parent int32 // index in Log.Nodes, or NoParent, or DanglingParent
 	Stamp  int32 // index in Log.Stamps of a user entry's stamp; -1 otherwise
+	Line   int32
+	Kind   Kind // KindMessage or KindUnknown
+	Role   Role
+}
+
+// Role is a message's role, small enough to keep in every Node.
+type Role uint8
+
+// The roles of SPEC §2.
+const (
+	NoRole Role = iota
+	System
+	User
+	Assistant
+)
+
+func (r Role) String() string { return [...]string{"", "system", "user", "assistant"}[r] }
+
+func roleOf(s string) Role {
+	switch s {
+	case "system":
+		return System
+	case "user":
+		return User
+	case "assistant":
+		return Assistant
+	}
+	return NoRole
 }
 
 // Stamp is the provider/model a user entry was sent to.
@@ -120,6 +146,9 @@ type ScanOptions struct {
 	// was terminated, and its classification (nil for an unterminated line,
 	// which is never classified).
 	OnLine func(n int, off int64, raw []byte, terminated bool, c *Line)
+	// CheckUTF8 sets Line.BadUTF8, checked where lines are classified (in
+	// parallel for large inputs).
+	CheckUTF8 bool
 }
 
 // Scan reads a session file once and indexes it. The lines of a large
@@ -129,6 +158,8 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 	small := false
 	if s, ok := r.(interface{ Size() int64 }); ok {
 		small = s.Size() < 2*chunkSize
+		// About one entry per 2 KiB: one allocation instead of many copies.
+		l.Nodes = make([]Node, 0, min(s.Size()/2048, 1<<22))
 	}
 	if runtime.GOMAXPROCS(0) > 1 && !small {
 		return l, l.scanParallel(r, opt)
@@ -144,7 +175,7 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		}
 		var c Line
 		if term {
-			c = Classify(raw)
+			c = classify(raw, opt.CheckUTF8)
 		}
 		if !l.step(rd.LineNo(), off, raw, term, &c, opt) {
 			return l, nil
@@ -186,6 +217,14 @@ func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOpt
 	return true
 }
 
+func classify(raw []byte, utf bool) Line {
+	c := Classify(raw)
+	if utf {
+		c.BadUTF8 = !utf8.Valid(raw)
+	}
+	return c
+}
+
 // chunk is a run of whole lines read from the input, classified by a
 // worker, indexed in order by the scanner.
 type chunk struct {
@@ -215,7 +254,7 @@ func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 	for range workers {
 		go func() {
 			for ch := range work {
-				ch.classify()
+				ch.classify(opt.CheckUTF8)
 				close(ch.done)
 			}
 		}()
@@ -237,13 +276,13 @@ func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 	return nil
 }
 
-func (ch *chunk) classify() {
+func (ch *chunk) classify(utf bool) {
 	for start := 0; start < len(ch.data); {
 		end := bytes.IndexByte(ch.data[start:], '\n')
 		cl := chunkLine{start: start, end: len(ch.data)}
 		if end >= 0 {
 			cl.end, cl.term = start+end, true
-			cl.c = Classify(ch.data[start:cl.end])
+			cl.c = classify(ch.data[start:cl.end], utf)
 		}
 		ch.lines = append(ch.lines, cl)
 		if end < 0 {
@@ -329,7 +368,7 @@ func (l *Log) add(c Line, n int, off, length int64) {
 		l.DupIDs = append(l.DupIDs, Problem{Line: n, Off: off, ID: c.ID, What: "repeats an earlier entry id"})
 		return
 	}
-	nd := Node{ID: c.ID, Parent: NoParent, Line: n, Off: off, Len: length, Kind: c.Kind, Role: internRole(c.Role), Stamp: -1}
+	nd := Node{ID: c.ID, Parent: NoParent, Line: int32(n), Off: off, Len: length, Kind: c.Kind, Role: roleOf(c.Role), Stamp: -1}
 	if c.ParentID != "" {
 		if p, ok := l.ids[c.ParentID]; ok && p >= 0 {
 			nd.Parent = p
@@ -364,17 +403,6 @@ func (l *Log) stamp(s Stamp) int32 {
 	return int32(len(l.Stamps) - 1)
 }
 
-func internRole(r string) string {
-	switch r {
-	case "user":
-		return "user"
-	case "assistant":
-		return "assistant"
-	case "system":
-		return "system"
-	}
-	return ""
-}
 
 // EachID calls fn with every id the file uses: nodes and invalid entries.
 func (l *Log) EachID(fn func(string)) {
