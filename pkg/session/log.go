@@ -403,7 +403,6 @@ func (l *Log) stamp(s Stamp) int32 {
 	return int32(len(l.Stamps) - 1)
 }
 
-
 // EachID calls fn with every id the file uses: nodes and invalid entries.
 func (l *Log) EachID(fn func(string)) {
 	for id := range l.ids {
