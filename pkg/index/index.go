@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"syscall"
 
 	"github.com/panto-dev/panto/pkg/session"
@@ -39,7 +40,8 @@ type State struct {
 	Created    string
 	Cwd        string
 	LastTime   string
-	hexIDs     []uint32 // sorted: the ids that are 8 lowercase hex characters
+	hexRaw     []byte   // sorted big-endian uint32s, as loaded: the 8-hex ids
+	hexNew     []uint32 // sorted: 8-hex ids added since (merged on save)
 	otherIDs   []string // sorted: every other id
 }
 
@@ -51,9 +53,17 @@ func FromLog(l *session.Log, f *os.File, fi os.FileInfo) *State {
 		s.Leaf = l.Nodes[leaf].ID
 		s.Stamp, s.StampKnown = l.Active(leaf)
 	}
-	l.EachID(func(id string) { s.addID(id) })
-	slices.Sort(s.hexIDs)
+	l.EachID(func(id string) { // collected, then sorted once: inserting one by one is quadratic
+		if v, ok := hexID(id); ok {
+			s.hexNew = append(s.hexNew, v)
+		} else {
+			s.otherIDs = append(s.otherIDs, id)
+		}
+	})
+	slices.Sort(s.hexNew)
+	s.hexNew = slices.Compact(s.hexNew)
 	slices.Sort(s.otherIDs)
+	s.otherIDs = slices.Compact(s.otherIDs)
 	s.Tail = tailHash(f, s.Good)
 	return s
 }
@@ -88,10 +98,11 @@ func hexID(id string) (uint32, bool) {
 // addID records id, keeping the lists sorted.
 func (s *State) addID(id string) {
 	if v, ok := hexID(id); ok {
-		i, found := slices.BinarySearch(s.hexIDs, v)
-		if !found {
-			s.hexIDs = slices.Insert(s.hexIDs, i, v)
+		if s.hasHex(v) {
+			return
 		}
+		i, _ := slices.BinarySearch(s.hexNew, v)
+		s.hexNew = slices.Insert(s.hexNew, i, v)
 		return
 	}
 	i, found := slices.BinarySearch(s.otherIDs, id)
@@ -100,11 +111,21 @@ func (s *State) addID(id string) {
 	}
 }
 
+// hasHex looks v up among the loaded and the added 8-hex ids.
+func (s *State) hasHex(v uint32) bool {
+	n := len(s.hexRaw) / 4
+	i := sort.Search(n, func(i int) bool { return binary.BigEndian.Uint32(s.hexRaw[4*i:]) >= v })
+	if i < n && binary.BigEndian.Uint32(s.hexRaw[4*i:]) == v {
+		return true
+	}
+	_, found := slices.BinarySearch(s.hexNew, v)
+	return found
+}
+
 // Taken reports whether any line of the file uses id.
 func (s *State) Taken(id string) bool {
 	if v, ok := hexID(id); ok {
-		_, found := slices.BinarySearch(s.hexIDs, v)
-		return found
+		return s.hasHex(v)
 	}
 	_, found := slices.BinarySearch(s.otherIDs, id)
 	return found
@@ -258,9 +279,22 @@ func (s *State) encode() []byte {
 	for _, str := range []string{s.Leaf, s.Stamp.Provider, s.Stamp.Model, s.HeaderID, s.Created, s.Cwd, s.LastTime} {
 		b = appendString(b, str)
 	}
-	b = binary.AppendUvarint(b, uint64(len(s.hexIDs)))
-	for _, v := range s.hexIDs {
-		b = binary.BigEndian.AppendUint32(b, v)
+	b = binary.AppendUvarint(b, uint64(len(s.hexRaw)/4+len(s.hexNew)))
+	raw, added := s.hexRaw, s.hexNew // merge the two sorted lists
+	for len(raw) > 0 || len(added) > 0 {
+		if len(added) == 0 || len(raw) > 0 && binary.BigEndian.Uint32(raw) < added[0] {
+			k := 4
+			if len(added) == 0 {
+				k = len(raw)
+			} else {
+				k = 4 * sort.Search(len(raw)/4, func(i int) bool { return binary.BigEndian.Uint32(raw[4*i:]) >= added[0] })
+			}
+			b = append(b, raw[:k]...)
+			raw = raw[k:]
+			continue
+		}
+		b = binary.BigEndian.AppendUint32(b, added[0])
+		added = added[1:]
 	}
 	b = binary.AppendUvarint(b, uint64(len(s.otherIDs)))
 	for _, str := range s.otherIDs {
@@ -320,10 +354,12 @@ func decode(b []byte) (*State, bool) {
 	if !d.ok {
 		return nil, false
 	}
-	s.hexIDs = make([]uint32, n)
-	for i := range s.hexIDs {
-		s.hexIDs[i] = binary.BigEndian.Uint32(raw[4*i:])
+	for i := 4; i < len(raw); i += 4 { // binary search needs them sorted and distinct
+		if binary.BigEndian.Uint32(raw[i-4:]) >= binary.BigEndian.Uint32(raw[i:]) {
+			return nil, false
+		}
 	}
+	s.hexRaw = raw
 	m := d.uvarint()
 	for range m {
 		if !d.ok {

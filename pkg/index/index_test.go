@@ -120,6 +120,19 @@ func TestDecodeGarbage(t *testing.T) {
 			t.Fatalf("a checkpoint cut at %d decoded", i)
 		}
 	}
+	// Ids out of order would break the binary search: refused.
+	u := &State{}
+	u.addID("00000002")
+	u.addID("00000001")
+	enc := u.encode()
+	i := strings.Index(string(enc), "\x00\x00\x00\x01\x00\x00\x00\x02")
+	if i < 0 {
+		t.Fatal("ids not sorted in the encoding")
+	}
+	copy(enc[i:], "\x00\x00\x00\x02\x00\x00\x00\x01")
+	if _, ok := decode(enc); ok {
+		t.Fatal("a checkpoint with unsorted ids decoded")
+	}
 	if _, ok := decode([]byte(strings.Repeat("\xff", 100))); ok {
 		t.Fatal("garbage decoded")
 	}
