@@ -6,6 +6,7 @@
 package replay
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -182,29 +183,51 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 		in.Provider, in.Model = &st.Provider, &st.Model
 	}
 	var pending []PendingTool
-	var last int32 = -1
-	for _, i := range l.Path(leaf) {
-		m, err := s.Message(i)
-		if err != nil {
-			return nil, err
-		}
-		if m == nil {
-			continue
+	var last, lastReply int32 = -1, -1
+	err := s.EachLine(l.Path(leaf), func(i int32, line []byte) error {
+		if l.Nodes[i].Kind != session.KindMessage {
+			return nil
 		}
 		in.PathMessages++
 		last = i
-		msg := gjson.ParseBytes(m)
 		if l.Nodes[i].Role == session.Assistant {
-			in.LastReply = &Reply{ID: l.Nodes[i].ID, Text: Text(msg), StopReason: msg.Get("stopReason").Str, Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}
+			lastReply = i
 		}
-		msg.Get("content").ForEach(func(_, b gjson.Result) bool {
-			switch b.Get("type").Str {
+		if !bytes.Contains(line, []byte(`"toolUse"`)) && !bytes.Contains(line, []byte(`"toolResult"`)) {
+			return nil // only tool blocks matter here: skip parsing the rest
+		}
+		var content []byte
+		session.Members(MessageOf(line), func(k, v []byte) bool {
+			if session.KeyIs(k, "content") {
+				content = v
+				return false
+			}
+			return true
+		})
+		session.Elements(content, func(b []byte) bool {
+			var typ, id, name, input, useID []byte
+			session.Members(b, func(k, v []byte) bool {
+				switch {
+				case session.KeyIs(k, "type"):
+					typ = v
+				case session.KeyIs(k, "id"):
+					id = v
+				case session.KeyIs(k, "name"):
+					name = v
+				case session.KeyIs(k, "input"):
+					input = v
+				case session.KeyIs(k, "toolUseId"):
+					useID = v
+				}
+				return true
+			})
+			switch session.Str(typ) {
 			case "toolUse":
-				pending = append(pending, PendingTool{EntryID: l.Nodes[i].ID, ID: b.Get("id").Str, Name: b.Get("name").Str, Input: b.Get("input").Str})
+				pending = append(pending, PendingTool{EntryID: l.Nodes[i].ID, ID: session.Str(id), Name: session.Str(name), Input: session.Str(input)})
 			case "toolResult":
-				id := b.Get("toolUseId").Str
+				u := session.Str(useID)
 				for j := range pending {
-					if pending[j].ID == id {
+					if pending[j].ID == u {
 						pending = append(pending[:j], pending[j+1:]...)
 						break
 					}
@@ -212,6 +235,18 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 			}
 			return true
 		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if lastReply >= 0 {
+		m, err := s.Message(lastReply)
+		if err != nil {
+			return nil, err
+		}
+		msg := gjson.ParseBytes(m)
+		in.LastReply = &Reply{ID: l.Nodes[lastReply].ID, Text: Text(msg), StopReason: msg.Get("stopReason").Str, Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}
 	}
 	in.PendingToolUses = append(in.PendingToolUses, pending...)
 	if last >= 0 && l.Nodes[last].Role == session.User {
