@@ -103,13 +103,20 @@ func IsBrokenPipe(err error) bool {
 	return errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe)
 }
 
-// Output is a buffered stdout that remembers its first error.
-type Output struct {
-	*bufio.Writer
+// Buffered runs a command body with a buffered stdout (flushed, and its
+// error checked, at the end) and turns its error into the one-line report
+// and exit code of SPEC §7; otherwise it returns the body's code.
+func Buffered(name string, io IO, body func(out *bufio.Writer) (int, error)) int {
+	out := bufio.NewWriterSize(io.Stdout, 64<<10)
+	code, err := body(out)
+	if ferr := out.Flush(); err == nil && ferr != nil {
+		err = exitcode.New(exitcode.Failure, ferr)
+	}
+	if err != nil {
+		return Fail(io.Stderr, name, err)
+	}
+	return code
 }
-
-// NewOutput buffers w.
-func NewOutput(w io.Writer) *Output { return &Output{bufio.NewWriterSize(w, 64<<10)} }
 
 // Open opens a named input, or returns stdin for "" and "-".
 func Open(name string, stdin io.Reader) (io.ReadCloser, error) {

@@ -44,15 +44,7 @@ func Run(args []string, io cli.IO) int {
 	if done {
 		return code
 	}
-	out := bufio.NewWriterSize(io.Stdout, 64<<10)
-	code, err := g.run(io, out)
-	if ferr := out.Flush(); err == nil && ferr != nil {
-		err = exitcode.New(exitcode.Failure, ferr)
-	}
-	if err != nil {
-		return cli.Fail(io.Stderr, name, err)
-	}
-	return code
+	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) { return g.run(io, out) })
 }
 
 func parseDay(s string, end bool) (time.Time, error) {

@@ -1,6 +1,7 @@
 package costcmd
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -53,10 +54,10 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 			r.warn("%s: line %d: incomplete final line (a writer may be mid-append): not counted", r.label, n)
 			return nil
 		}
-		if len(trim(line)) == 0 {
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if !session.ValidJSON(line) || !isObject(line) {
+		if !session.ValidJSON(line) || bytes.TrimSpace(line)[0] != '{' {
 			r.skip.corrupt++
 			r.warn("%s: line %d: not a complete JSON object: read up to line %d (run panto-fsck %s)", r.label, n, n-1, r.label)
 			return nil
@@ -198,16 +199,4 @@ func (r *reader) reply(msg []byte, n int) (*turn, error) {
 	t.usage = pricing.Usage{Input: vals[0], Output: vals[1], CacheRead: vals[2], CacheWrite: vals[3], CacheWrite1h: vals[4], Reasoning: vals[5]}
 	t.hasUsage = true
 	return t, nil
-}
-
-func trim(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
-		b = b[1:]
-	}
-	return b
-}
-
-func isObject(b []byte) bool {
-	b = trim(b)
-	return len(b) > 0 && b[0] == '{'
 }

@@ -81,26 +81,23 @@ func Run(args []string, io cli.IO) int {
 	if done {
 		return code
 	}
-	out := bufio.NewWriterSize(io.Stdout, 64<<10)
-	var err error
-	switch ctx.Command() {
-	case "new":
-		err = runNew(io, out)
-	case "append <file>":
-		err = g.Append.run(io, out)
-	case "truncate <file>":
-		err = g.Truncate.run(io)
-	case "list":
-		err = g.List.run(io, out)
-	case "latest":
-		err = runLatest(io, out)
-	case "resolve <prefix>":
-		err = g.Resolve.run(io, out)
-	}
-	if ferr := out.Flush(); err == nil && ferr != nil {
-		err = exitcode.New(exitcode.Failure, ferr)
-	}
-	return cli.Fail(io.Stderr, name, err)
+	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) {
+		switch ctx.Command() {
+		case "new":
+			return 0, runNew(io, out)
+		case "append <file>":
+			return 0, g.Append.run(io, out)
+		case "truncate <file>":
+			return 0, g.Truncate.run(io)
+		case "list":
+			return 0, g.List.run(io, out)
+		case "latest":
+			return 0, runLatest(io, out)
+		case "resolve <prefix>":
+			return 0, g.Resolve.run(io, out)
+		}
+		return 0, exitcode.Usagef("unknown command %q", ctx.Command())
+	})
 }
 
 func runNew(io cli.IO, out io.Writer) error {
@@ -196,35 +193,24 @@ func toolResults(specs []string, text string) (store.Msg, error) {
 
 // readMessages reads every message line of r; blank lines are skipped.
 func readMessages(r io.Reader) ([]store.Msg, error) {
-	rd := session.NewReader(r, 0)
 	var msgs []store.Msg
-	for {
-		line, _, _, err := rd.Next()
-		if err == io.EOF {
-			return msgs, nil
-		}
-		if err != nil {
-			return nil, exitcode.Failuref("read stdin: %v: nothing appended", err)
-		}
-		if len(bytesTrim(line)) == 0 {
-			continue
-		}
+	var bad error
+	err := session.MessageLines(r, func(n int, line []byte) error {
 		m, err := store.ParseMessage(line)
 		if err != nil {
-			return nil, exitcode.Usagef("stdin line %d: %v: nothing appended", rd.LineNo(), err)
+			bad = exitcode.Usagef("stdin line %d: %v: nothing appended", n, err)
+			return bad
 		}
 		msgs = append(msgs, m)
+		return nil
+	})
+	if bad != nil {
+		return nil, bad
 	}
-}
-
-func bytesTrim(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
-		b = b[1:]
+	if err != nil {
+		return nil, exitcode.Failuref("read stdin: %v: nothing appended", err)
 	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
+	return msgs, nil
 }
 
 // storeError gives a store error its exit code and what to do.

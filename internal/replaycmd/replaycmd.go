@@ -40,15 +40,7 @@ func Run(args []string, io cli.IO) int {
 	if done {
 		return code
 	}
-	out := bufio.NewWriterSize(io.Stdout, 64<<10)
-	code, err := g.run(io, out)
-	if ferr := out.Flush(); err == nil && ferr != nil {
-		err = exitcode.New(exitcode.Failure, ferr)
-	}
-	if err != nil {
-		return cli.Fail(io.Stderr, name, err)
-	}
-	return code
+	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) { return g.run(io, out) })
 }
 
 // input returns the session to read as a ReaderAt: a file as it is, a pipe
@@ -151,7 +143,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 			if s.Log.Nodes[i].Kind != session.KindMessage {
 				return nil
 			}
-			out.Write(replay.MessageOf(line))
+			out.Write(session.MessageOf(line))
 			return out.WriteByte('\n')
 		})
 	}

@@ -85,21 +85,7 @@ type toolUse struct {
 
 // tools records the toolUse and toolResult blocks of a message entry line.
 func (a *Analysis) tools(raw []byte, n int, off int64, entry string, uses map[string]*toolUse, order *[]string) {
-	var content []byte
-	session.Members(raw, func(k, v []byte) bool {
-		if session.KeyIs(k, "message") {
-			session.Members(v, func(k, v []byte) bool {
-				if session.KeyIs(k, "content") {
-					content = v
-					return false
-				}
-				return true
-			})
-			return false
-		}
-		return true
-	})
-	session.Elements(content, func(b []byte) bool {
+	session.Elements(session.Field(session.MessageOf(raw), "content"), func(b []byte) bool {
 		var typ, id, useID []byte
 		session.Members(b, func(k, v []byte) bool {
 			switch {

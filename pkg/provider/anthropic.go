@@ -204,15 +204,7 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 		set(&usage.CacheWrite1h, "cache_creation.ephemeral_1h_input_tokens")
 		set(&usage.Reasoning, "output_tokens_details.thinking_tokens")
 	}
-	fail := func(err error) (*Reply, error) {
-		if cfg.Partial && started {
-			rep.StopReason = "error"
-			rep.finishTexts(texts)
-			rep.finishInputs(inputs)
-			return rep, err
-		}
-		return nil, err
-	}
+	fail := func(err error) (*Reply, error) { return rep.broken(cfg.Partial && started, texts, inputs, err) }
 	sse := NewSSEReader(r)
 	for !stopped {
 		ev, err := sse.Next()
@@ -381,6 +373,18 @@ func (r *Reply) setInput(i int, in []byte) error {
 	}
 	r.Blocks[i].Input = in
 	return nil
+}
+
+// broken ends a turn whose stream failed: with partial, the reply so far
+// (stopReason "error") beside the error; otherwise only the error.
+func (r *Reply) broken(partial bool, texts, inputs [][]byte, err error) (*Reply, error) {
+	if !partial {
+		return nil, err
+	}
+	r.StopReason = "error"
+	r.finishTexts(texts)
+	r.finishInputs(inputs)
+	return r, err
 }
 
 // finishTexts sets the text of each text and thinking block.

@@ -17,32 +17,16 @@ type Message struct {
 // ReadConversation reads message lines (what panto-replay prints). Every
 // line is validated as panto-log validates it.
 func ReadConversation(r io.Reader) ([]Message, error) {
-	rd := session.NewReader(r, 0)
 	var msgs []Message
-	for {
-		line, _, _, err := rd.Next()
-		if err == io.EOF {
-			return msgs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(trimSpace(line)) == 0 {
-			continue
-		}
+	err := session.MessageLines(r, func(n int, line []byte) error {
 		m, err := ParseMessage(line)
 		if err != nil {
-			return nil, fmt.Errorf("stdin line %d: %w", rd.LineNo(), err)
+			return fmt.Errorf("stdin line %d: %w", n, err)
 		}
 		msgs = append(msgs, m)
-	}
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
-		b = b[1:]
-	}
-	return b
+		return nil
+	})
+	return msgs, err
 }
 
 // ParseMessage reads one message line.

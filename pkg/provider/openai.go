@@ -121,15 +121,7 @@ func readOpenAI(r io.Reader, cfg Config) (*Reply, error) {
 	var texts [][]byte
 	var usage gjson.Result
 	started, finished := false, ""
-	fail := func(err error) (*Reply, error) {
-		if cfg.Partial && started {
-			rep.StopReason = "error"
-			rep.finishTexts(texts)
-			rep.finishInputs(inputs)
-			return rep, err
-		}
-		return nil, err
-	}
+	fail := func(err error) (*Reply, error) { return rep.broken(cfg.Partial && started, texts, inputs, err) }
 	appendText := func(typ, t string) {
 		if t == "" {
 			return

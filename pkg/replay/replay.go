@@ -51,7 +51,7 @@ func (s *Session) Message(i int32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return MessageOf(b), nil
+	return session.MessageOf(b), nil
 }
 
 // EachLine calls fn with the line of each node of path, in order, reading
@@ -78,20 +78,6 @@ func (s *Session) EachLine(path []int32, fn func(i int32, line []byte) error) er
 		}
 	}
 	return nil
-}
-
-// MessageOf returns the raw "message" value of an entry line (the first, if
-// the key repeats), byte for byte.
-func MessageOf(line []byte) []byte {
-	var msg []byte
-	session.Members(line, func(k, v []byte) bool {
-		if session.KeyIs(k, "message") {
-			msg = v
-			return false
-		}
-		return true
-	})
-	return msg
 }
 
 // Leaf resolves the leaf to replay to: id, or the last entry when id is "".
@@ -196,15 +182,7 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 		if !bytes.Contains(line, []byte(`"toolUse"`)) && !bytes.Contains(line, []byte(`"toolResult"`)) {
 			return nil // only tool blocks matter here: skip parsing the rest
 		}
-		var content []byte
-		session.Members(MessageOf(line), func(k, v []byte) bool {
-			if session.KeyIs(k, "content") {
-				content = v
-				return false
-			}
-			return true
-		})
-		session.Elements(content, func(b []byte) bool {
+		session.Elements(session.Field(session.MessageOf(line), "content"), func(b []byte) bool {
 			var typ, id, name, input, useID []byte
 			session.Members(b, func(k, v []byte) bool {
 				switch {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 )
@@ -53,3 +54,52 @@ func (r *Reader) LineNo() int { return r.line }
 
 // Offset is the offset after the last byte read.
 func (r *Reader) Offset() int64 { return r.off }
+
+// MessageLines calls fn with each message line of r (what panto-replay
+// prints and panto-turn reads), skipping blank lines, with its line number.
+func MessageLines(r io.Reader, fn func(n int, line []byte) error) error {
+	rd := NewReader(r, 0)
+	for {
+		line, _, _, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := fn(rd.LineNo(), line); err != nil {
+			return err
+		}
+	}
+}
+
+// MessageOf returns the raw "message" value of a valid entry line (the
+// first, if the key repeats), byte for byte; nil when there is none.
+func MessageOf(line []byte) []byte {
+	var msg []byte
+	Members(line, func(k, v []byte) bool {
+		if KeyIs(k, "message") {
+			msg = v
+			return false
+		}
+		return true
+	})
+	return msg
+}
+
+// Field returns the raw value of key in the valid JSON object obj (the
+// first, if the key repeats); nil when there is none.
+func Field(obj []byte, key string) []byte {
+	var val []byte
+	Members(obj, func(k, v []byte) bool {
+		if KeyIs(k, key) {
+			val = v
+			return false
+		}
+		return true
+	})
+	return val
+}
