@@ -143,7 +143,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 			if s.Log.Nodes[i].Kind != session.KindMessage {
 				return nil
 			}
-			out.Write(session.MessageOf(line))
+			out.Write(s.Log.Nodes[i].Message(line))
 			return out.WriteByte('\n')
 		})
 	}

@@ -7,6 +7,7 @@ package replay
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -51,30 +52,34 @@ func (s *Session) Message(i int32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return session.MessageOf(b), nil
+	return s.Log.Nodes[i].Message(b), nil
 }
 
-// EachLine calls fn with the line of each node of path, in order, reading
-// the file once from the first of them: parents always come before their
-// children in a file, so a path is in file order, and one sequential read
-// beats a read per line.
+// EachLine calls fn with the line of each node of path, in order. Parents
+// always come before their children in a file, so a path is in file order:
+// the lines are read in large sequential blocks, and sliced out of them by
+// the offsets of the index, without looking for line ends again.
 func (s *Session) EachLine(path []int32, fn func(i int32, line []byte) error) error {
-	if len(path) == 0 {
-		return nil
-	}
-	first := s.Log.Nodes[path[0]].Off
-	rd := session.NewReader(io.NewSectionReader(s.r, first, s.Log.Good-first), first)
-	next := 0
-	for next < len(path) {
-		line, off, _, err := rd.Next()
-		if err != nil {
-			return fmt.Errorf("read back line %d: %w", s.Log.Nodes[path[next]].Line, err)
-		}
-		if n := s.Log.Nodes[path[next]]; off == n.Off {
-			if err := fn(path[next], line); err != nil {
-				return err
+	const block = 4 << 20
+	var buf []byte
+	var bufOff int64 // file offset of buf[0]
+	for _, i := range path {
+		n := &s.Log.Nodes[i]
+		if n.Off < bufOff || n.Off+n.Len > bufOff+int64(len(buf)) {
+			size := max(block, n.Len)
+			size = min(size, s.Log.Good-n.Off)
+			if int64(cap(buf)) < size {
+				buf = make([]byte, size)
 			}
-			next++
+			buf = buf[:size]
+			if _, err := s.r.ReadAt(buf, n.Off); err != nil && !errors.Is(err, io.EOF) {
+				return fmt.Errorf("read back line %d: %w", n.Line, err)
+			}
+			bufOff = n.Off
+		}
+		start := n.Off - bufOff
+		if err := fn(i, buf[start:start+n.Len]); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -182,7 +187,7 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 		if !bytes.Contains(line, []byte(`"toolUse"`)) && !bytes.Contains(line, []byte(`"toolResult"`)) {
 			return nil // only tool blocks matter here: skip parsing the rest
 		}
-		session.Elements(session.Field(session.MessageOf(line), "content"), func(b []byte) bool {
+		session.Elements(session.Field(l.Nodes[i].Message(line), "content"), func(b []byte) bool {
 			var typ, id, name, input, useID []byte
 			session.Members(b, func(k, v []byte) bool {
 				switch {

@@ -39,6 +39,8 @@ type Line struct {
 	Problem   string // why the line is corrupt or invalid
 	NotObject bool   // corrupt because it is valid JSON but not an object
 	BadUTF8   bool   // holds bytes that are not UTF-8 (only with ScanOptions.CheckUTF8)
+	MsgOff    int    // where the "message" value of a message entry starts in the line
+	MsgLen    int    // and its length
 }
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as
@@ -114,6 +116,7 @@ func Classify(raw []byte) Line {
 		case len(msg) == 0 || msg[0] != '{':
 			l.Problem = "entry has no \"message\" object"
 		default:
+			l.MsgOff, l.MsgLen = cap(raw)-cap(msg), len(msg)
 			role, err := checkMessage(msg)
 			l.Role = role
 			if err != nil {

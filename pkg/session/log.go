@@ -23,8 +23,18 @@ type Node struct {
 	Parent int32 // index in Log.Nodes, or NoParent, or DanglingParent
 	Stamp  int32 // index in Log.Stamps of a user entry's stamp; -1 otherwise
 	Line   int32
-	Kind   Kind // KindMessage or KindUnknown
+	MsgOff uint32 // the "message" value of a message entry: line[MsgOff:MsgOff+MsgLen]
+	MsgLen uint32 // (both 0 for a message of 4 GiB or more: find it with MessageOf)
+	Kind   Kind   // KindMessage or KindUnknown
 	Role   Role
+}
+
+// Message returns the "message" value of node n within its line.
+func (n *Node) Message(line []byte) []byte {
+	if n.MsgLen > 0 && int(n.MsgOff)+int(n.MsgLen) <= len(line) {
+		return line[n.MsgOff : n.MsgOff+n.MsgLen]
+	}
+	return MessageOf(line)
 }
 
 // Role is a message's role, small enough to keep in every Node.
@@ -369,6 +379,9 @@ func (l *Log) add(c Line, n int, off, length int64) {
 		return
 	}
 	nd := Node{ID: c.ID, Parent: NoParent, Line: int32(n), Off: off, Len: length, Kind: c.Kind, Role: roleOf(c.Role), Stamp: -1}
+	if c.MsgOff+c.MsgLen < 1<<32 {
+		nd.MsgOff, nd.MsgLen = uint32(c.MsgOff), uint32(c.MsgLen)
+	}
 	if c.ParentID != "" {
 		if p, ok := l.ids[c.ParentID]; ok && p >= 0 {
 			nd.Parent = p
