@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/panto-dev/panto/internal/costcmd"
 	"github.com/panto-dev/panto/internal/fsckcmd"
@@ -99,9 +100,9 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	if args[0] == "-hang" {
 		stop := make(chan struct{})
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-r.Context().Done():
+			select { // until the script ends (or a minute): never an answer
 			case <-stop:
+			case <-time.After(time.Minute):
 			}
 		}))
 		ts.Defer(func() { close(stop); srv.Close() })
