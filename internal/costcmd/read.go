@@ -2,7 +2,6 @@ package costcmd
 
 import (
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"time"
@@ -108,14 +107,14 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 			if len(msg) == 0 || msg[0] != '{' {
 				continue
 			}
-			entry := session.Str(id)
-			if typ != nil && r.duplicate(entry) {
-				r.skip.duplicate++
-				r.warn("%s: line %d: entry id %q repeats an earlier entry: not counted twice", r.label, n, entry)
-				continue
-			}
 			t, err := r.reply(msg, n)
 			if err != nil || t == nil {
+				continue
+			}
+			entry := session.Str(id)
+			if typ != nil && r.duplicate(entry) { // only replies are priced: only they need the check
+				r.skip.duplicate++
+				r.warn("%s: line %d: entry id %q repeats an earlier entry: not counted twice", r.label, n, entry)
 				continue
 			}
 			t.entry = entry
@@ -135,8 +134,7 @@ func (r *reader) duplicate(id string) bool {
 	if r.seen == nil {
 		r.seen, r.seenStr = map[uint32]struct{}{}, map[string]struct{}{}
 	}
-	if b, err := hex.DecodeString(id); err == nil && len(b) == 4 && hex.EncodeToString(b) == id {
-		v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	if v, ok := session.HexID(id); ok {
 		if _, ok := r.seen[v]; ok {
 			return true
 		}
@@ -159,6 +157,10 @@ func (r *reader) reply(msg []byte, n int) (*turn, error) {
 		var dst *[]byte
 		switch {
 		case session.KeyIs(k, "role"):
+			if role == nil && session.Str(v) != "assistant" {
+				role = v
+				return false // not a reply: the rest need not be walked
+			}
 			dst = &role
 		case session.KeyIs(k, "provider"):
 			dst = &provider

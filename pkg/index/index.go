@@ -54,7 +54,7 @@ func FromLog(l *session.Log, f *os.File, fi os.FileInfo) *State {
 		s.Stamp, s.StampKnown = l.Active(leaf)
 	}
 	l.EachID(func(id string) { // collected, then sorted once: inserting one by one is quadratic
-		if v, ok := hexID(id); ok {
+		if v, ok := session.HexID(id); ok {
 			s.hexNew = append(s.hexNew, v)
 		} else {
 			s.otherIDs = append(s.otherIDs, id)
@@ -84,20 +84,9 @@ func tailHash(f io.ReaderAt, good int64) [sha256.Size]byte {
 	return sha256.Sum256(buf)
 }
 
-func hexID(id string) (uint32, bool) {
-	if len(id) != 8 {
-		return 0, false
-	}
-	var b [4]byte
-	if _, err := hex.Decode(b[:], []byte(id)); err != nil || hex.EncodeToString(b[:]) != id {
-		return 0, false
-	}
-	return binary.BigEndian.Uint32(b[:]), true
-}
-
 // addID records id, keeping the lists sorted.
 func (s *State) addID(id string) {
-	if v, ok := hexID(id); ok {
+	if v, ok := session.HexID(id); ok {
 		if s.hasHex(v) {
 			return
 		}
@@ -124,7 +113,7 @@ func (s *State) hasHex(v uint32) bool {
 
 // Taken reports whether any line of the file uses id.
 func (s *State) Taken(id string) bool {
-	if v, ok := hexID(id); ok {
+	if v, ok := session.HexID(id); ok {
 		return s.hasHex(v)
 	}
 	_, found := slices.BinarySearch(s.otherIDs, id)

@@ -41,3 +41,23 @@ func IsUUID(s string) bool {
 	u, err := uuid.Parse(s)
 	return err == nil && len(s) == 36 && u.String() == s
 }
+
+// HexID reads an entry id of 8 lowercase hex characters as a number, the
+// compact form id sets keep.
+func HexID(id string) (uint32, bool) {
+	if len(id) != 8 {
+		return 0, false
+	}
+	var v uint32
+	for i := range 8 {
+		switch c := id[i]; {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint32(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint32(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}

@@ -129,3 +129,12 @@ func TestIDFromPath(t *testing.T) {
 		}
 	}
 }
+
+func TestHexID(t *testing.T) {
+	for in, want := range map[string]int64{"00000000": 0, "a1b2c3d4": 0xa1b2c3d4, "ffffffff": 0xffffffff, "A1B2C3D4": -1, "a1b2c3d": -1, "a1b2c3dg": -1} {
+		v, ok := HexID(in)
+		if ok != (want >= 0) || ok && int64(v) != want {
+			t.Errorf("HexID(%q) = %x, %v; want %x", in, v, ok, want)
+		}
+	}
+}
