@@ -83,9 +83,20 @@ type toolUse struct {
 	answers int
 }
 
-// tools records the toolUse and toolResult blocks of a message entry line.
-func (a *Analysis) tools(raw []byte, n int, off int64, entry string, uses map[string]*toolUse, order *[]string) {
-	session.Elements(session.Field(session.MessageOf(raw), "content"), func(b []byte) bool {
+// toolBlock is a toolUse (id) or toolResult (toolUseId) of a line.
+type toolBlock struct {
+	result bool
+	id     string
+}
+
+// inspectTools finds the tool blocks of a message entry; it runs in the
+// scan's parallel stage.
+func inspectTools(raw []byte, c *session.Line) {
+	if c.Kind != session.KindMessage || !bytes.Contains(raw, []byte(`"toolUse"`)) && !bytes.Contains(raw, []byte(`"toolResult"`)) {
+		return
+	}
+	var blocks []toolBlock
+	session.Elements(session.Field(raw[c.MsgOff:c.MsgOff+c.MsgLen], "content"), func(b []byte) bool {
 		var typ, id, useID []byte
 		session.Members(b, func(k, v []byte) bool {
 			switch {
@@ -100,21 +111,31 @@ func (a *Analysis) tools(raw []byte, n int, off int64, entry string, uses map[st
 		})
 		switch session.Str(typ) {
 		case "toolUse":
-			s := session.Str(id)
-			if _, seen := uses[s]; !seen {
-				uses[s] = &toolUse{line: n, off: off, entry: entry, node: -1}
-				*order = append(*order, s)
-			}
+			blocks = append(blocks, toolBlock{id: session.Str(id)})
 		case "toolResult":
-			s := session.Str(useID)
-			if u, ok := uses[s]; ok {
-				u.answers++
-			} else {
-				a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", s)})
-			}
+			blocks = append(blocks, toolBlock{result: true, id: session.Str(useID)})
 		}
 		return true
 	})
+	c.Extra = blocks
+}
+
+// tools records the tool blocks of an entry at line n.
+func (a *Analysis) tools(blocks []toolBlock, n int, off int64, entry string, uses map[string]*toolUse, order *[]string) {
+	for _, b := range blocks {
+		if !b.result {
+			if _, seen := uses[b.id]; !seen {
+				uses[b.id] = &toolUse{line: n, off: off, entry: entry, node: -1}
+				*order = append(*order, b.id)
+			}
+			continue
+		}
+		if u, ok := uses[b.id]; ok {
+			u.answers++
+		} else {
+			a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", b.id)})
+		}
+	}
 }
 
 // Check reads a whole session file. locked says a writer holds the file's
@@ -162,11 +183,11 @@ func Check(r io.Reader, locked bool) (*Analysis, error) {
 		if c.Type == "session" && n > 1 && bytes.Equal(raw, first) {
 			a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})
 		}
-		if c.Kind == session.KindMessage && (bytes.Contains(raw, []byte(`"toolUse"`)) || bytes.Contains(raw, []byte(`"toolResult"`))) {
-			a.tools(raw, n, off, c.ID, uses, &useOrder)
+		if blocks, ok := c.Extra.([]toolBlock); ok {
+			a.tools(blocks, n, off, c.ID, uses, &useOrder)
 		}
 	}
-	l, err := session.Scan(r, session.ScanOptions{OnLine: hook, CheckUTF8: true})
+	l, err := session.Scan(r, session.ScanOptions{OnLine: hook, CheckUTF8: true, Inspect: inspectTools})
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,7 @@ type Line struct {
 	BadUTF8   bool   // holds bytes that are not UTF-8 (only with ScanOptions.CheckUTF8)
 	MsgOff    int    // where the "message" value of a message entry starts in the line
 	MsgLen    int    // and its length
+	Extra     any    // what ScanOptions.Inspect kept
 }
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as

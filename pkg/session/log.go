@@ -159,6 +159,10 @@ type ScanOptions struct {
 	// CheckUTF8 sets Line.BadUTF8, checked where lines are classified (in
 	// parallel for large inputs).
 	CheckUTF8 bool
+	// Inspect, when set, runs where a terminated line is classified (in
+	// parallel for large inputs) and may keep what it learns in c.Extra for
+	// OnLine. It must not keep raw.
+	Inspect func(raw []byte, c *Line)
 }
 
 // Scan reads a session file once and indexes it. The lines of a large
@@ -185,7 +189,7 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		}
 		var c Line
 		if term {
-			c = classify(raw, opt.CheckUTF8)
+			c = classify(raw, &opt)
 		}
 		if !l.step(rd.LineNo(), off, raw, term, &c, opt) {
 			return l, nil
@@ -227,10 +231,13 @@ func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOpt
 	return true
 }
 
-func classify(raw []byte, utf bool) Line {
+func classify(raw []byte, opt *ScanOptions) Line {
 	c := Classify(raw)
-	if utf {
+	if opt.CheckUTF8 {
 		c.BadUTF8 = !utf8.Valid(raw)
+	}
+	if opt.Inspect != nil {
+		opt.Inspect(raw, &c)
 	}
 	return c
 }
@@ -264,7 +271,7 @@ func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 	for range workers {
 		go func() {
 			for ch := range work {
-				ch.classify(opt.CheckUTF8)
+				ch.classify(&opt)
 				close(ch.done)
 			}
 		}()
@@ -286,13 +293,13 @@ func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 	return nil
 }
 
-func (ch *chunk) classify(utf bool) {
+func (ch *chunk) classify(opt *ScanOptions) {
 	for start := 0; start < len(ch.data); {
 		end := bytes.IndexByte(ch.data[start:], '\n')
 		cl := chunkLine{start: start, end: len(ch.data)}
 		if end >= 0 {
 			cl.end, cl.term = start+end, true
-			cl.c = classify(ch.data[start:cl.end], utf)
+			cl.c = classify(ch.data[start:cl.end], opt)
 		}
 		ch.lines = append(ch.lines, cl)
 		if end < 0 {
