@@ -118,22 +118,6 @@ func Buffered(name string, io IO, body func(out *bufio.Writer) (int, error)) int
 	return code
 }
 
-// Open opens a named input, or returns stdin for "" and "-".
-func Open(name string, stdin io.Reader) (io.ReadCloser, error) {
-	if name == "" || name == "-" {
-		return io.NopCloser(stdin), nil
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, exitcode.New(exitcode.Failure, err)
-	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, exitcode.Usagef("%s is a directory: give a session file", name)
-	}
-	return f, nil
-}
-
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w any) bool {
 	f, ok := w.(interface{ Fd() uintptr })
