@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/pkg/exitcode"
@@ -125,6 +126,6 @@ func IsTerminal(w any) bool {
 		return false
 	}
 	var t syscall.Termios
-	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TCGETS, uintptrOf(&t))
+	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
 	return e == 0
 }

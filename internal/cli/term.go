@@ -1,8 +1,0 @@
-package cli
-
-import (
-	"syscall"
-	"unsafe"
-)
-
-func uintptrOf(t *syscall.Termios) uintptr { return uintptr(unsafe.Pointer(t)) }
