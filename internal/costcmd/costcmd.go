@@ -169,6 +169,12 @@ func (g *grammar) run(io cli.IO, out io.Writer) (int, error) {
 	return exitcode.OK, nil
 }
 
+// needTime says whether turns' timestamps matter: for date rows, turn
+// rows (which show them) and date filters.
+func (g *grammar) needTime(since, until time.Time) bool {
+	return g.By != "session" && g.By != "model" && g.By != "project" || !since.IsZero() || !until.IsZero()
+}
+
 func (g *grammar) key(t *turn) string {
 	local := t.time.Local()
 	switch g.By {
@@ -220,7 +226,7 @@ func (g *grammar) sort(rows []*row) {
 // UUIDv7 name) after until.
 func (g *grammar) input(in string, stdin io.Reader, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
 	if in == "-" {
-		r := &reader{label: "-", session: "-", skip: skip, warn: warn}
+		r := &reader{label: "-", session: "-", skip: skip, warn: warn, needTime: g.needTime(since, until)}
 		if err := r.read(stdin, emit); err != nil {
 			if errors.Is(err, pricing.ErrOverflow) {
 				return err
@@ -268,7 +274,7 @@ func (g *grammar) input(in string, stdin io.Reader, since, until time.Time, skip
 		if err != nil {
 			return exitcode.New(exitcode.Failure, err)
 		}
-		r := &reader{label: p, session: p, skip: skip, warn: warn}
+		r := &reader{label: p, session: p, skip: skip, warn: warn, needTime: g.needTime(since, until)}
 		if id := session.IDFromPath(p); id != "" {
 			r.session = id
 		}

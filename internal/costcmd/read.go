@@ -26,13 +26,14 @@ type skipped struct {
 
 // reader streams one input and hands each reply to emit.
 type reader struct {
-	label   string // the file name, or "-"
-	session string // session id: the header's, else the label
-	project string
-	seen    map[uint32]struct{}
-	seenStr map[string]struct{}
-	skip    *skipped
-	warn    func(format string, args ...any)
+	label    string // the file name, or "-"
+	session  string // session id: the header's, else the label
+	project  string
+	seen     map[uint32]struct{}
+	seenStr  map[string]struct{}
+	skip     *skipped
+	warn     func(format string, args ...any)
+	needTime bool // the report uses timestamps: parse them (else skip the cost)
 }
 
 // read reads session lines, entry lines or message lines, up to the first
@@ -62,8 +63,17 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 			return nil
 		}
 		var typ, id, ts, cwd, ver, msg []byte
+		var t *turn // the reply a "message" member holds, read as it is walked
+		var bad error
 		message := false // a message line: the line itself is the message
-		session.Members(line, func(k, v []byte) bool {
+		session.WalkMembers(line, 0, func(k []byte, vs int) int {
+			if msg == nil && line[vs] == '{' && session.KeyIs(k, "message") {
+				var end int
+				end, t, bad = r.reply(line, vs, n)
+				msg = line[vs:end]
+				return end
+			}
+			ve := session.SkipValue(line, vs)
 			var dst *[]byte
 			switch {
 			case session.KeyIs(k, "type"):
@@ -76,21 +86,20 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 				dst = &cwd
 			case session.KeyIs(k, "version"):
 				dst = &ver
-			case session.KeyIs(k, "message"):
-				dst = &msg
 			case session.KeyIs(k, "role"):
 				message = true
-				return true
+				return ve
 			default:
-				return true
+				return ve
 			}
 			if *dst == nil {
-				*dst = v
+				*dst = line[vs:ve]
 			}
-			return true
+			return ve
 		})
 		if message && typ == nil {
 			msg = line
+			_, t, bad = r.reply(line, 0, n)
 		}
 		kind := session.Str(typ)
 		switch {
@@ -104,11 +113,7 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 			}
 			r.seen, r.seenStr = map[uint32]struct{}{}, map[string]struct{}{}
 		case kind == "message" || typ == nil && msg != nil:
-			if len(msg) == 0 || msg[0] != '{' {
-				continue
-			}
-			t, err := r.reply(msg, n)
-			if err != nil || t == nil {
+			if len(msg) == 0 || msg[0] != '{' || bad != nil || t == nil {
 				continue
 			}
 			entry := session.Str(id)
@@ -118,7 +123,7 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 				continue
 			}
 			t.entry = entry
-			if ts != nil {
+			if ts != nil && r.needTime {
 				if tm, err := time.Parse(time.RFC3339Nano, session.Str(ts)); err == nil {
 					t.time = tm
 				}
@@ -150,16 +155,19 @@ func (r *reader) duplicate(id string) bool {
 
 var usageFields = []string{"input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "reasoning"}
 
-// reply reads an assistant message; nil for any other role.
-func (r *reader) reply(msg []byte, n int) (*turn, error) {
+// reply reads the message object at b[i], in one walk: an assistant
+// message becomes a turn; any other role gives nil. It returns the index
+// after the object.
+func (r *reader) reply(b []byte, i, n int) (int, *turn, error) {
 	var role, provider, model, usage []byte
-	session.Members(msg, func(k, v []byte) bool {
+	notReply := false
+	end := session.WalkMembers(b, i, func(k []byte, vs int) int {
+		ve := session.SkipValue(b, vs)
 		var dst *[]byte
 		switch {
 		case session.KeyIs(k, "role"):
-			if role == nil && session.Str(v) != "assistant" {
-				role = v
-				return false // not a reply: the rest need not be walked
+			if role == nil && session.Str(b[vs:ve]) != "assistant" {
+				notReply = true
 			}
 			dst = &role
 		case session.KeyIs(k, "provider"):
@@ -169,26 +177,29 @@ func (r *reader) reply(msg []byte, n int) (*turn, error) {
 		case session.KeyIs(k, "usage"):
 			dst = &usage
 		default:
-			return true
+			return ve
 		}
 		if *dst == nil {
-			*dst = v
+			*dst = b[vs:ve]
 		}
-		return true
+		return ve
 	})
-	if session.Str(role) != "assistant" {
-		return nil, nil
+	if end < 0 {
+		end = session.SkipValue(b, i)
+	}
+	if notReply || session.Str(role) != "assistant" {
+		return end, nil, nil
 	}
 	t := &turn{session: r.session, project: r.project, key: pricing.Key{Provider: session.Str(provider), Model: session.Str(model)}}
 	if usage == nil {
-		return t, nil
+		return end, t, nil
 	}
 	var vals [6]int64
 	ok := usage[0] == '{'
 	session.Members(usage, func(k, v []byte) bool {
-		for i, f := range usageFields {
+		for j, f := range usageFields {
 			if session.KeyIs(k, f) {
-				vals[i], ok = session.Int(v)
+				vals[j], ok = session.Int(v)
 			}
 		}
 		return ok
@@ -196,9 +207,9 @@ func (r *reader) reply(msg []byte, n int) (*turn, error) {
 	if !ok || vals[4] > vals[3] || vals[5] > vals[1] {
 		r.skip.invalidUsage++
 		r.warn("%s: line %d: malformed usage %s: not counted", r.label, n, usage)
-		return nil, fmt.Errorf("malformed usage")
+		return end, nil, fmt.Errorf("malformed usage")
 	}
 	t.usage = pricing.Usage{Input: vals[0], Output: vals[1], CacheRead: vals[2], CacheWrite: vals[3], CacheWrite1h: vals[4], Reasoning: vals[5]}
 	t.hasUsage = true
-	return t, nil
+	return end, t, nil
 }

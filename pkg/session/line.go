@@ -54,7 +54,17 @@ func Classify(raw []byte) Line {
 		return Line{Kind: KindCorrupt, Problem: "not a JSON object", NotObject: true}
 	}
 	var typ, id, parent, ts, provider, model, msg, version, cwd []byte
-	Members(raw, func(k, v []byte) bool {
+	var role string
+	var msgErr error
+	eachMember(raw, 0, func(k []byte, vs int) int {
+		if msg == nil && vs < len(raw) && raw[vs] == '{' && KeyIs(k, "message") {
+			// Checked as it is walked: one pass over the message.
+			var end int
+			end, role, msgErr = checkMessageAt(raw, vs)
+			msg = raw[vs:end]
+			return end
+		}
+		ve := skipValue(raw, vs)
 		var dst *[]byte
 		switch {
 		case KeyIs(k, "type"):
@@ -76,12 +86,12 @@ func Classify(raw []byte) Line {
 		case KeyIs(k, "cwd"):
 			dst = &cwd
 		default:
-			return true
+			return ve
 		}
 		if *dst == nil { // the first of a repeated key wins, as gjson.Get does
-			*dst = v
+			*dst = raw[vs:ve]
 		}
-		return true
+		return ve
 	})
 	if !IsString(typ) {
 		return Line{Kind: KindInvalid, Type: string(typ), Problem: "no string \"type\""}
@@ -118,10 +128,9 @@ func Classify(raw []byte) Line {
 			l.Problem = "entry has no \"message\" object"
 		default:
 			l.MsgOff, l.MsgLen = cap(raw)-cap(msg), len(msg)
-			role, err := checkMessage(msg)
 			l.Role = role
-			if err != nil {
-				l.Problem = err.Error()
+			if msgErr != nil {
+				l.Problem = msgErr.Error()
 			} else if role == "user" && (!IsString(provider) || !IsString(model)) {
 				l.Problem = "user entry has no \"provider\" and \"model\" stamp"
 			}
@@ -147,22 +156,42 @@ func CheckMessage(raw []byte) (role string, err error) {
 	if !ValidJSON(raw) {
 		return "", fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
 	}
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+	i := skipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
 		return "", fmt.Errorf("%w: not a JSON object", ErrInvalidMsg)
 	}
-	return checkMessage(raw)
+	_, role, err = checkMessageAt(raw, i)
+	return role, err
 }
 
-// checkMessage validates a message object already known to be valid JSON.
-func checkMessage(m []byte) (role string, err error) {
-	var r, content, provider, model, stop, usage []byte
-	Members(m, func(k, v []byte) bool {
+// checkMessageAt validates the message object (valid JSON) at b[i], in one
+// walk, and returns the index after it.
+func checkMessageAt(b []byte, i int) (end int, role string, err error) {
+	var r, provider, model, stop, usage []byte
+	content, isArray := false, false
+	var blockErr error
+	end = eachMember(b, i, func(k []byte, vs int) int {
+		if !content && KeyIs(k, "content") {
+			content = true
+			if b[vs] != '[' {
+				return skipValue(b, vs)
+			}
+			isArray = true
+			n := 0
+			return eachElement(b, vs, func(es int) int {
+				n++
+				be, err := checkBlockAt(b, es, n)
+				if blockErr == nil {
+					blockErr = err
+				}
+				return be
+			})
+		}
+		ve := skipValue(b, vs)
 		var dst *[]byte
 		switch {
 		case KeyIs(k, "role"):
 			dst = &r
-		case KeyIs(k, "content"):
-			dst = &content
 		case KeyIs(k, "provider"):
 			dst = &provider
 		case KeyIs(k, "model"):
@@ -172,43 +201,34 @@ func checkMessage(m []byte) (role string, err error) {
 		case KeyIs(k, "usage"):
 			dst = &usage
 		default:
-			return true
+			return ve
 		}
 		if *dst == nil {
-			*dst = v
+			*dst = b[vs:ve]
 		}
-		return true
+		return ve
 	})
+	if end < 0 {
+		end = skipValue(b, i)
+	}
 	role = Str(r)
-	if role != "system" && role != "user" && role != "assistant" {
-		return "", fmt.Errorf("%w: \"role\" must be system, user or assistant", ErrInvalidMsg)
+	switch {
+	case role != "system" && role != "user" && role != "assistant":
+		return end, "", fmt.Errorf("%w: \"role\" must be system, user or assistant", ErrInvalidMsg)
+	case !isArray:
+		return end, role, fmt.Errorf("%w: \"content\" must be an array of blocks", ErrInvalidMsg)
+	case blockErr != nil:
+		return end, role, blockErr
+	case role != "assistant":
+		return end, role, nil
+	case !IsString(provider) || !IsString(model):
+		return end, role, fmt.Errorf("%w: an assistant message needs \"provider\" and \"model\"", ErrInvalidMsg)
+	case stop != nil && !stopReasons[Str(stop)]:
+		return end, role, fmt.Errorf("%w: \"stopReason\" must be stop, length, toolUse or error", ErrInvalidMsg)
+	case usage != nil:
+		return end, role, checkUsage(usage)
 	}
-	if len(content) == 0 || content[0] != '[' {
-		return role, fmt.Errorf("%w: \"content\" must be an array of blocks", ErrInvalidMsg)
-	}
-	n := 0
-	Elements(content, func(b []byte) bool {
-		n++
-		err = checkBlock(b, n)
-		return err == nil
-	})
-	if err != nil {
-		return role, err
-	}
-	if role == "assistant" {
-		if !IsString(provider) || !IsString(model) {
-			return role, fmt.Errorf("%w: an assistant message needs \"provider\" and \"model\"", ErrInvalidMsg)
-		}
-		if stop != nil && !stopReasons[Str(stop)] {
-			return role, fmt.Errorf("%w: \"stopReason\" must be stop, length, toolUse or error", ErrInvalidMsg)
-		}
-		if usage != nil {
-			if err := checkUsage(usage); err != nil {
-				return role, err
-			}
-		}
-	}
-	return role, nil
+	return end, role, nil
 }
 
 var usageKeys = []string{"input", "output", "cacheRead", "cacheWrite", "reasoning", "cacheWrite1h"}
@@ -240,53 +260,63 @@ var blockFields = map[string][]string{
 	"toolResult":       {"toolUseId", "content"},
 }
 
-func checkBlock(b []byte, n int) error {
-	if b[0] != '{' {
-		return fmt.Errorf("%w: content block %d is not an object", ErrInvalidMsg, n)
+// checkBlockAt validates the content block at b[i], numbered n, and returns
+// the index after it.
+func checkBlockAt(b []byte, i, n int) (int, error) {
+	if b[i] != '{' {
+		return skipValue(b, i), fmt.Errorf("%w: content block %d is not an object", ErrInvalidMsg, n)
 	}
 	var t, sig []byte
-	var have [3][]byte // values of the fields a block type requires, by name below
 	names := [...]string{"text", "thinking", "data", "id", "name", "input", "toolUseId", "content"}
 	var vals [len(names)][]byte
-	Members(b, func(k, v []byte) bool {
+	end := eachMember(b, i, func(k []byte, vs int) int {
+		ve := skipValue(b, vs)
 		switch {
 		case KeyIs(k, "type"):
 			if t == nil {
-				t = v
+				t = b[vs:ve]
 			}
 		case KeyIs(k, "signature"):
 			if sig == nil {
-				sig = v
+				sig = b[vs:ve]
 			}
 		default:
-			for i, name := range names {
-				if vals[i] == nil && KeyIs(k, name) {
-					vals[i] = v
+			for j, name := range names {
+				if vals[j] == nil && KeyIs(k, name) {
+					vals[j] = b[vs:ve]
 				}
 			}
 		}
-		return true
+		return ve
 	})
+	if end < 0 {
+		end = skipValue(b, i)
+	}
 	typ := Str(t)
 	required, ok := blockFields[typ]
 	if !IsString(t) || !ok {
-		return fmt.Errorf("%w: content block %d has unknown type %s", ErrInvalidMsg, n, t)
+		return end, fmt.Errorf("%w: content block %d has unknown type %s", ErrInvalidMsg, n, t)
 	}
-	for j, name := range required {
-		for i, nm := range names {
+	var input []byte
+	for _, name := range required {
+		var v []byte
+		for j, nm := range names {
 			if nm == name {
-				have[j] = vals[i]
+				v = vals[j]
 			}
 		}
-		if !IsString(have[j]) {
-			return fmt.Errorf("%w: %s block %d needs a string %q", ErrInvalidMsg, typ, n, name)
+		if !IsString(v) {
+			return end, fmt.Errorf("%w: %s block %d needs a string %q", ErrInvalidMsg, typ, n, name)
+		}
+		if name == "input" {
+			input = v
 		}
 	}
 	if typ == "thinking" && sig != nil && !IsString(sig) {
-		return fmt.Errorf("%w: thinking block %d has a non-string \"signature\"", ErrInvalidMsg, n)
+		return end, fmt.Errorf("%w: thinking block %d has a non-string \"signature\"", ErrInvalidMsg, n)
 	}
-	if typ == "toolUse" && !ValidJSON([]byte(Str(have[2]))) {
-		return fmt.Errorf("%w: toolUse block %d: \"input\" is not JSON text", ErrInvalidMsg, n)
+	if typ == "toolUse" && !ValidJSON([]byte(Str(input))) {
+		return end, fmt.Errorf("%w: toolUse block %d: \"input\" is not JSON text", ErrInvalidMsg, n)
 	}
-	return nil
+	return end, nil
 }

@@ -73,62 +73,101 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
+// eachMember walks the valid JSON object that starts at or after b[i].
+// For each member it calls fn with the raw key and the index where the
+// value starts; fn returns the index after the value (having walked it
+// itself, or skipped it), or -1 to stop. eachMember returns the index after
+// the object, or -1 when stopped.
+func eachMember(b []byte, i int, fn func(key []byte, vs int) int) int {
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != '{' {
+		return -1
+	}
+	i++
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return -1
+		}
+		if b[i] == '}' {
+			return i + 1
+		}
+		if b[i] != '"' {
+			return -1
+		}
+		ks := i
+		i = skipString(b, i)
+		key := b[ks+1 : i-1]
+		i = skipWS(b, skipWS(b, i)+1) // past ':'
+		ve := fn(key, i)
+		if ve < 0 {
+			return -1
+		}
+		i = skipWS(b, ve)
+		if i < len(b) && b[i] == ',' {
+			i++
+		}
+	}
+}
+
+// eachElement walks the valid JSON array that starts at b[i] the same way.
+func eachElement(b []byte, i int, fn func(vs int) int) int {
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != '[' {
+		return -1
+	}
+	i++
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return -1
+		}
+		if b[i] == ']' {
+			return i + 1
+		}
+		ve := fn(i)
+		if ve < 0 {
+			return -1
+		}
+		i = skipWS(b, ve)
+		if i < len(b) && b[i] == ',' {
+			i++
+		}
+	}
+}
+
 // Members calls fn with the raw key (without quotes, still escaped) and
 // the raw value of each member of the valid JSON object obj, until fn
 // returns false.
 func Members(obj []byte, fn func(key, val []byte) bool) {
-	i := skipWS(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return
-	}
-	i++
-	for {
-		i = skipWS(obj, i)
-		if i >= len(obj) || obj[i] != '"' {
-			return
+	eachMember(obj, 0, func(k []byte, vs int) int {
+		ve := skipValue(obj, vs)
+		if !fn(k, obj[vs:ve]) {
+			return -1
 		}
-		ks := i
-		i = skipString(obj, i)
-		key := obj[ks+1 : i-1]
-		i = skipWS(obj, i)
-		i = skipWS(obj, i+1) // past ':'
-		vs := i
-		i = skipValue(obj, i)
-		if !fn(key, obj[vs:i]) {
-			return
-		}
-		i = skipWS(obj, i)
-		if i >= len(obj) || obj[i] != ',' {
-			return
-		}
-		i++
-	}
+		return ve
+	})
 }
 
 // Elements calls fn with each element of the valid JSON array arr.
 func Elements(arr []byte, fn func(val []byte) bool) {
-	i := skipWS(arr, 0)
-	if i >= len(arr) || arr[i] != '[' {
-		return
-	}
-	i++
-	for {
-		i = skipWS(arr, i)
-		if i >= len(arr) || arr[i] == ']' {
-			return
+	eachElement(arr, 0, func(vs int) int {
+		ve := skipValue(arr, vs)
+		if !fn(arr[vs:ve]) {
+			return -1
 		}
-		vs := i
-		i = skipValue(arr, i)
-		if !fn(arr[vs:i]) {
-			return
-		}
-		i = skipWS(arr, i)
-		if i >= len(arr) || arr[i] != ',' {
-			return
-		}
-		i++
-	}
+		return ve
+	})
 }
+
+// WalkMembers is Members for callers that walk some values themselves: fn
+// gets the key and the index where the value starts in b, and returns the
+// index after the value (SkipValue skips one), or -1 to stop. It returns
+// the index after the object, or -1 when stopped.
+func WalkMembers(b []byte, i int, fn func(key []byte, vs int) int) int { return eachMember(b, i, fn) }
+
+// SkipValue returns the index after the valid JSON value that starts at b[i].
+func SkipValue(b []byte, i int) int { return skipValue(b, i) }
 
 // KeyIs reports whether a raw key equals name.
 func KeyIs(key []byte, name string) bool {
