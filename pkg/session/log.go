@@ -267,7 +267,8 @@ func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 	ordered := make(chan *chunk, 2*workers)
 	quit := make(chan struct{})
 	defer close(quit)
-	go produce(r, work, ordered, quit)
+	free := make(chan *chunk, 4*workers) // chunks done with, to be filled again
+	go produce(r, work, ordered, free, quit)
 	for range workers {
 		go func() {
 			for ch := range work {
@@ -288,6 +289,10 @@ func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 		}
 		if ch.err != nil {
 			return ch.err
+		}
+		select { // nothing keeps a chunk's bytes once its lines are indexed
+		case free <- ch:
+		default:
 		}
 	}
 	return nil
@@ -311,14 +316,25 @@ func (ch *chunk) classify(opt *ScanOptions) {
 
 // produce cuts the input into chunks of whole lines (a line longer than a
 // chunk makes a longer chunk: there is no line-length limit).
-func produce(r io.Reader, work, ordered chan<- *chunk, quit <-chan struct{}) {
+func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit <-chan struct{}) {
 	defer close(work)
 	defer close(ordered)
 	var carry []byte
 	base := int64(0)
 	for {
-		buf := make([]byte, len(carry), max(chunkSize, 2*len(carry)))
-		copy(buf, carry)
+		var buf []byte
+		var lines []chunkLine
+		select {
+		case old := <-free:
+			if cap(old.data) >= max(chunkSize, 2*len(carry)) && cap(old.data) <= 4*chunkSize {
+				buf, lines = old.data[:0], old.lines[:0]
+			}
+		default:
+		}
+		if buf == nil {
+			buf = make([]byte, 0, max(chunkSize, 2*len(carry)))
+		}
+		buf = append(buf, carry...)
 		var err error
 		for {
 			var k int
@@ -329,7 +345,7 @@ func produce(r io.Reader, work, ordered chan<- *chunk, quit <-chan struct{}) {
 			}
 			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)] // a long line: grow
 		}
-		ch := &chunk{base: base, done: make(chan struct{})}
+		ch := &chunk{base: base, lines: lines, done: make(chan struct{})}
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
 			ch.data, ch.last, carry = buf, true, nil
