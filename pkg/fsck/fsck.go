@@ -83,57 +83,20 @@ type toolUse struct {
 	answers int
 }
 
-// toolBlock is a toolUse (id) or toolResult (toolUseId) of a line.
-type toolBlock struct {
-	result bool
-	id     string
-}
-
-// inspectTools finds the tool blocks of a message entry; it runs in the
-// scan's parallel stage.
-func inspectTools(raw []byte, c *session.Line) {
-	if c.Kind != session.KindMessage || !bytes.Contains(raw, []byte(`"toolUse"`)) && !bytes.Contains(raw, []byte(`"toolResult"`)) {
-		return
-	}
-	var blocks []toolBlock
-	session.Elements(session.Field(raw[c.MsgOff:c.MsgOff+c.MsgLen], "content"), func(b []byte) bool {
-		var typ, id, useID []byte
-		session.Members(b, func(k, v []byte) bool {
-			switch {
-			case session.KeyIs(k, "type") && typ == nil:
-				typ = v
-			case session.KeyIs(k, "id") && id == nil:
-				id = v
-			case session.KeyIs(k, "toolUseId") && useID == nil:
-				useID = v
-			}
-			return true
-		})
-		switch session.Str(typ) {
-		case "toolUse":
-			blocks = append(blocks, toolBlock{id: session.Str(id)})
-		case "toolResult":
-			blocks = append(blocks, toolBlock{result: true, id: session.Str(useID)})
-		}
-		return true
-	})
-	c.Extra = blocks
-}
-
 // tools records the tool blocks of an entry at line n.
-func (a *Analysis) tools(blocks []toolBlock, n int, off int64, entry string, uses map[string]*toolUse, order *[]string) {
+func (a *Analysis) tools(blocks []session.ToolRef, n int, off int64, entry string, uses map[string]*toolUse, order *[]string) {
 	for _, b := range blocks {
-		if !b.result {
-			if _, seen := uses[b.id]; !seen {
-				uses[b.id] = &toolUse{line: n, off: off, entry: entry, node: -1}
-				*order = append(*order, b.id)
+		if !b.Result {
+			if _, seen := uses[b.ID]; !seen {
+				uses[b.ID] = &toolUse{line: n, off: off, entry: entry, node: -1}
+				*order = append(*order, b.ID)
 			}
 			continue
 		}
-		if u, ok := uses[b.id]; ok {
+		if u, ok := uses[b.ID]; ok {
 			u.answers++
 		} else {
-			a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", b.id)})
+			a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", b.ID)})
 		}
 	}
 }
@@ -183,11 +146,11 @@ func Check(r io.Reader, locked bool) (*Analysis, error) {
 		if c.Type == "session" && n > 1 && bytes.Equal(raw, first) {
 			a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})
 		}
-		if blocks, ok := c.Extra.([]toolBlock); ok {
-			a.tools(blocks, n, off, c.ID, uses, &useOrder)
+		if len(c.Tools) > 0 && c.Kind == session.KindMessage {
+			a.tools(c.Tools, n, off, c.ID, uses, &useOrder)
 		}
 	}
-	l, err := session.Scan(r, session.ScanOptions{OnLine: hook, CheckUTF8: true, Inspect: inspectTools})
+	l, err := session.Scan(r, session.ScanOptions{OnLine: hook, CheckUTF8: true, Tools: true})
 	if err != nil {
 		return nil, err
 	}

@@ -34,19 +34,28 @@ type Line struct {
 	Role      string // message entries
 	Provider  string // top-level stamp of a user entry
 	Model     string
-	Version   int64  // headers
-	Cwd       string // headers
-	Problem   string // why the line is corrupt or invalid
-	NotObject bool   // corrupt because it is valid JSON but not an object
-	BadUTF8   bool   // holds bytes that are not UTF-8 (only with ScanOptions.CheckUTF8)
-	MsgOff    int    // where the "message" value of a message entry starts in the line
-	MsgLen    int    // and its length
-	Extra     any    // what ScanOptions.Inspect kept
+	Version   int64     // headers
+	Cwd       string    // headers
+	Problem   string    // why the line is corrupt or invalid
+	NotObject bool      // corrupt because it is valid JSON but not an object
+	BadUTF8   bool      // holds bytes that are not UTF-8 (only with ScanOptions.CheckUTF8)
+	MsgOff    int       // where the "message" value of a message entry starts in the line
+	MsgLen    int       // and its length
+	Tools     []ToolRef // the tool blocks of a message (only with ScanOptions.Tools)
+}
+
+// ToolRef is a toolUse block (its id) or a toolResult block (the id it answers).
+type ToolRef struct {
+	Result bool
+	ID     string
 }
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as
 // JSON whitespace). It validates the line once, then walks it once.
-func Classify(raw []byte) Line {
+func Classify(raw []byte) Line { return classifyLine(raw, false) }
+
+// classifyLine is Classify; with tools it also lists the tool blocks.
+func classifyLine(raw []byte, tools bool) Line {
 	if !ValidJSON(raw) {
 		return Line{Kind: KindCorrupt, Problem: "not valid JSON"}
 	}
@@ -56,11 +65,16 @@ func Classify(raw []byte) Line {
 	var typ, id, parent, ts, provider, model, msg, version, cwd []byte
 	var role string
 	var msgErr error
+	var refs *[]ToolRef
+	l := Line{}
+	if tools {
+		refs = &l.Tools
+	}
 	eachMember(raw, 0, func(k []byte, vs int) int {
 		if msg == nil && vs < len(raw) && raw[vs] == '{' && KeyIs(k, "message") {
 			// Checked as it is walked: one pass over the message.
 			var end int
-			end, role, msgErr = checkMessageAt(raw, vs)
+			end, role, msgErr = checkMessageAt(raw, vs, refs)
 			msg = raw[vs:end]
 			return end
 		}
@@ -96,7 +110,7 @@ func Classify(raw []byte) Line {
 	if !IsString(typ) {
 		return Line{Kind: KindInvalid, Type: string(typ), Problem: "no string \"type\""}
 	}
-	l := Line{Type: Str(typ)}
+	l.Type = Str(typ)
 	switch l.Type {
 	case "session":
 		l.Kind = KindHeader
@@ -160,13 +174,14 @@ func CheckMessage(raw []byte) (role string, err error) {
 	if i >= len(raw) || raw[i] != '{' {
 		return "", fmt.Errorf("%w: not a JSON object", ErrInvalidMsg)
 	}
-	_, role, err = checkMessageAt(raw, i)
+	_, role, err = checkMessageAt(raw, i, nil)
 	return role, err
 }
 
 // checkMessageAt validates the message object (valid JSON) at b[i], in one
-// walk, and returns the index after it.
-func checkMessageAt(b []byte, i int) (end int, role string, err error) {
+// walk, and returns the index after it; refs, when not nil, gets its tool
+// blocks.
+func checkMessageAt(b []byte, i int, refs *[]ToolRef) (end int, role string, err error) {
 	var r, provider, model, stop, usage []byte
 	content, isArray := false, false
 	var blockErr error
@@ -180,7 +195,7 @@ func checkMessageAt(b []byte, i int) (end int, role string, err error) {
 			n := 0
 			return eachElement(b, vs, func(es int) int {
 				n++
-				be, err := checkBlockAt(b, es, n)
+				be, err := checkBlockAt(b, es, n, refs)
 				if blockErr == nil {
 					blockErr = err
 				}
@@ -262,7 +277,7 @@ var blockFields = map[string][]string{
 
 // checkBlockAt validates the content block at b[i], numbered n, and returns
 // the index after it.
-func checkBlockAt(b []byte, i, n int) (int, error) {
+func checkBlockAt(b []byte, i, n int, refs *[]ToolRef) (int, error) {
 	if b[i] != '{' {
 		return skipValue(b, i), fmt.Errorf("%w: content block %d is not an object", ErrInvalidMsg, n)
 	}
@@ -317,6 +332,13 @@ func checkBlockAt(b []byte, i, n int) (int, error) {
 	}
 	if typ == "toolUse" && !ValidJSON([]byte(Str(input))) {
 		return end, fmt.Errorf("%w: toolUse block %d: \"input\" is not JSON text", ErrInvalidMsg, n)
+	}
+	if refs != nil && (typ == "toolUse" || typ == "toolResult") {
+		ref := ToolRef{Result: typ == "toolResult", ID: Str(vals[3])} // id
+		if ref.Result {
+			ref.ID = Str(vals[6]) // toolUseId
+		}
+		*refs = append(*refs, ref)
 	}
 	return end, nil
 }

@@ -159,10 +159,8 @@ type ScanOptions struct {
 	// CheckUTF8 sets Line.BadUTF8, checked where lines are classified (in
 	// parallel for large inputs).
 	CheckUTF8 bool
-	// Inspect, when set, runs where a terminated line is classified (in
-	// parallel for large inputs) and may keep what it learns in c.Extra for
-	// OnLine. It must not keep raw.
-	Inspect func(raw []byte, c *Line)
+	// Tools sets Line.Tools: the tool blocks of message entries.
+	Tools bool
 }
 
 // Scan reads a session file once and indexes it. The lines of a large
@@ -232,12 +230,9 @@ func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOpt
 }
 
 func classify(raw []byte, opt *ScanOptions) Line {
-	c := Classify(raw)
+	c := classifyLine(raw, opt.Tools)
 	if opt.CheckUTF8 {
 		c.BadUTF8 = !utf8.Valid(raw)
-	}
-	if opt.Inspect != nil {
-		opt.Inspect(raw, &c)
 	}
 	return c
 }
