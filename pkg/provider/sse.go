@@ -10,7 +10,7 @@ import (
 // Event is one server-sent event.
 type Event struct {
 	Name  string // the "event:" field; "" for data-only streams
-	Data  []byte // the "data:" lines joined with "\n"
+	Data  []byte // the "data:" lines joined with "\n"; valid until the next event
 	Error []byte // a non-standard "error:" field (llama.cpp), if any
 }
 
@@ -19,8 +19,9 @@ type Event struct {
 // value loses one leading space; data lines join with "\n"; a blank line
 // dispatches. Lines have no length limit.
 type SSEReader struct {
-	br  *bufio.Reader
-	buf []byte
+	br   *bufio.Reader
+	buf  []byte
+	data []byte // reused for every event's data
 }
 
 // NewSSEReader reads events from r.
@@ -29,24 +30,26 @@ func NewSSEReader(r io.Reader) *SSEReader {
 }
 
 func (s *SSEReader) line() ([]byte, error) {
-	s.buf = s.buf[:0]
-	for {
-		b, err := s.br.ReadSlice('\n')
-		s.buf = append(s.buf, b...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil && (len(s.buf) == 0 || !errors.Is(err, io.EOF)) {
-			return nil, err
-		}
-		return bytes.TrimRight(s.buf, "\r\n"), nil
+	b, err := s.br.ReadSlice('\n')
+	if err == nil {
+		return bytes.TrimRight(b, "\r\n"), nil // the common case: no copy
 	}
+	s.buf = append(s.buf[:0], b...)
+	for errors.Is(err, bufio.ErrBufferFull) { // a long line
+		b, err = s.br.ReadSlice('\n')
+		s.buf = append(s.buf, b...)
+	}
+	if err != nil && (len(s.buf) == 0 || !errors.Is(err, io.EOF)) {
+		return nil, err
+	}
+	return bytes.TrimRight(s.buf, "\r\n"), nil
 }
 
 // Next returns the next event. A stream that ends in the middle of an event
 // dispatches what it has; then Next returns io.EOF.
 func (s *SSEReader) Next() (Event, error) {
-	var ev Event
+	ev := Event{Data: s.data[:0]}
+	defer func() { s.data = ev.Data[:0] }()
 	has, hasData := false, false
 	for {
 		line, err := s.line()
@@ -69,7 +72,7 @@ func (s *SSEReader) Next() (Event, error) {
 		value = bytes.TrimPrefix(value, []byte(" "))
 		switch string(field) {
 		case "event":
-			ev.Name, has = string(value), true
+			ev.Name, has = eventName(value), true
 		case "data":
 			if hasData {
 				ev.Data = append(ev.Data, '\n')
@@ -80,4 +83,22 @@ func (s *SSEReader) Next() (Event, error) {
 			ev.Error, has = append([]byte(nil), value...), true
 		}
 	}
+}
+
+// eventName returns the name of an event, without allocating for the names
+// providers send thousands of times a turn.
+func eventName(b []byte) string {
+	switch string(b) {
+	case "content_block_delta":
+		return "content_block_delta"
+	case "content_block_start":
+		return "content_block_start"
+	case "content_block_stop":
+		return "content_block_stop"
+	case "message_delta":
+		return "message_delta"
+	case "ping":
+		return "ping"
+	}
+	return string(b)
 }
