@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Version is the format version this package reads and writes.
@@ -52,12 +53,19 @@ type ToolRef struct {
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as
 // JSON whitespace). It validates the line once, then walks it once.
-func Classify(raw []byte) Line { return classifyLine(raw, false) }
+func Classify(raw []byte) Line { return classifyLine(raw, false, false) }
 
-// classifyLine is Classify; with tools it also lists the tool blocks.
-func classifyLine(raw []byte, tools bool) Line {
-	if !ValidJSON(raw) {
-		return Line{Kind: KindCorrupt, Problem: "not valid JSON"}
+// classifyLine is Classify; with tools it also lists the tool blocks, with
+// checkUTF8 it sets BadUTF8 (in the validating pass).
+func classifyLine(raw []byte, tools, checkUTF8 bool) Line {
+	var ok, utf8OK bool
+	if checkUTF8 {
+		ok, utf8OK = ValidJSONUTF8(raw)
+	} else {
+		ok, utf8OK = ValidJSON(raw), true
+	}
+	if !ok {
+		return Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !utf8.Valid(raw)}
 	}
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return Line{Kind: KindCorrupt, Problem: "not a JSON object", NotObject: true}
@@ -66,7 +74,7 @@ func classifyLine(raw []byte, tools bool) Line {
 	var role string
 	var msgErr error
 	var refs *[]ToolRef
-	l := Line{}
+	l := Line{BadUTF8: !utf8OK}
 	if tools {
 		refs = &l.Tools
 	}
@@ -108,7 +116,7 @@ func classifyLine(raw []byte, tools bool) Line {
 		return ve
 	})
 	if !IsString(typ) {
-		return Line{Kind: KindInvalid, Type: string(typ), Problem: "no string \"type\""}
+		return Line{Kind: KindInvalid, Type: string(typ), Problem: "no string \"type\"", BadUTF8: l.BadUTF8}
 	}
 	l.Type = Str(typ)
 	switch l.Type {

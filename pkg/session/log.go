@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"unicode/utf8"
 )
 
 // Parent values of a Node that are not indexes.
@@ -230,11 +229,7 @@ func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOpt
 }
 
 func classify(raw []byte, opt *ScanOptions) Line {
-	c := classifyLine(raw, opt.Tools)
-	if opt.CheckUTF8 {
-		c.BadUTF8 = !utf8.Valid(raw)
-	}
-	return c
+	return classifyLine(raw, opt.Tools, opt.CheckUTF8)
 }
 
 // chunk is a run of whole lines read from the input, classified by a

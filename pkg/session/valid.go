@@ -1,6 +1,9 @@
 package session
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // ValidJSON reports whether b is one complete JSON value (RFC 8259), with
 // surrounding white space. Bytes inside strings are not required to be
@@ -8,20 +11,28 @@ import "encoding/binary"
 // accepts them too; gjson's validator does not). String bodies, which are
 // most of a session's bytes, are checked eight bytes at a time.
 func ValidJSON(b []byte) bool {
-	i, ok := value(b, skipWS(b, 0), 0)
+	i, ok := value(b, skipWS(b, 0), 0, nil)
 	return ok && skipWS(b, i) == len(b)
+}
+
+// ValidJSONUTF8 is ValidJSON that also reports, in the same pass, whether
+// every string holds valid UTF-8.
+func ValidJSONUTF8(b []byte) (valid, utf8OK bool) {
+	utf8OK = true
+	i, ok := value(b, skipWS(b, 0), 0, &utf8OK)
+	return ok && skipWS(b, i) == len(b), utf8OK
 }
 
 // maxDepth bounds nesting, as encoding/json does.
 const maxDepth = 10000
 
-func value(b []byte, i, depth int) (int, bool) {
+func value(b []byte, i, depth int, u *bool) (int, bool) {
 	if i >= len(b) {
 		return i, false
 	}
 	switch c := b[i]; {
 	case c == '"':
-		return str(b, i)
+		return str(b, i, u)
 	case c == '{':
 		if depth >= maxDepth {
 			return i, false
@@ -35,14 +46,14 @@ func value(b []byte, i, depth int) (int, bool) {
 				return i, false
 			}
 			var ok bool
-			if i, ok = str(b, i); !ok {
+			if i, ok = str(b, i, u); !ok {
 				return i, false
 			}
 			i = skipWS(b, i)
 			if i >= len(b) || b[i] != ':' {
 				return i, false
 			}
-			if i, ok = value(b, skipWS(b, i+1), depth+1); !ok {
+			if i, ok = value(b, skipWS(b, i+1), depth+1, u); !ok {
 				return i, false
 			}
 			i = skipWS(b, i)
@@ -67,7 +78,7 @@ func value(b []byte, i, depth int) (int, bool) {
 		}
 		for {
 			var ok bool
-			if i, ok = value(b, i, depth+1); !ok {
+			if i, ok = value(b, i, depth+1, u); !ok {
 				return i, false
 			}
 			i = skipWS(b, i)
@@ -154,12 +165,23 @@ func special(w uint64) bool {
 	return ((q-ones)&^q|(s-ones)&^s|(w-0x20*ones)&^w)&highs != 0
 }
 
-// str returns the index after the string that starts at b[i] == '"'.
-func str(b []byte, i int) (int, bool) {
+// str returns the index after the string that starts at b[i] == '"'. With
+// u, it also checks UTF-8, clearing *u at the first invalid sequence.
+func str(b []byte, i int, u *bool) (int, bool) {
 	i++
 	for {
-		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
+		if u != nil && *u {
+			for i+8 <= len(b) {
+				w := binary.LittleEndian.Uint64(b[i:])
+				if special(w) || w&highs != 0 {
+					break
+				}
+				i += 8
+			}
+		} else {
+			for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+				i += 8
+			}
 		}
 		if i >= len(b) {
 			return i, false
@@ -189,6 +211,12 @@ func str(b []byte, i int) (int, bool) {
 			}
 		case c < 0x20:
 			return i, false
+		case c >= 0x80 && u != nil && *u:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				*u = false
+			}
+			i += size
 		default:
 			i++
 		}

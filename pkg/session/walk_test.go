@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -58,12 +59,16 @@ func TestStrAndInt(t *testing.T) {
 
 // FuzzValid: ValidJSON agrees with encoding/json.Valid on every input.
 func FuzzValid(f *testing.F) {
-	for _, s := range []string{`{"a":[1,2.5e-3,-0,"x\u00e9\n"],"b":{"c":null,"d":true}}`, `"\xff\xfe"`, `[1,]`, `01`, `"\u12"`, "\"a\x01\"", `{"a" 1}`, ` 7 `, `-`, `1.`, `1e`, `"12345678901234567\\""`} {
+	for _, s := range []string{`{"a":[1,2.5e-3,-0,"x\u00e9\n"],"b":{"c":null,"d":true}}`, "\"caf\xc3\xa9 \xed\xa0\x80 \xc3\"", "[\"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\"]", `"\xff\xfe"`, `[1,]`, `01`, `"\u12"`, "\"a\x01\"", `{"a" 1}`, ` 7 `, `-`, `1.`, `1e`, `"12345678901234567\\""`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if got, want := ValidJSON(data), json.Valid(data); got != want {
 			t.Fatalf("ValidJSON(%q) = %v, encoding/json says %v", data, got, want)
+		}
+		valid, u := ValidJSONUTF8(data)
+		if valid != json.Valid(data) || valid && u != utf8.Valid(data) {
+			t.Fatalf("ValidJSONUTF8(%q) = %v %v, want %v %v", data, valid, u, json.Valid(data), utf8.Valid(data))
 		}
 	})
 }
