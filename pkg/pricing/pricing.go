@@ -211,6 +211,9 @@ func ParseDecimal(s string) (int64, error) {
 	}
 	s = strings.TrimPrefix(s, "+")
 	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" && frac == "" {
+		return 0, fmt.Errorf("price %q is not a decimal number", s)
+	}
 	frac = strings.TrimRight(frac, "0")
 	if len(frac) > 6 {
 		return 0, fmt.Errorf("price %s has more than six decimals per million tokens: not exact in picodollars per token", s)

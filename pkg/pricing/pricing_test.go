@@ -25,6 +25,8 @@ func TestParseDecimal(t *testing.T) {
 		{"0.0000001", 0, "more than six decimals"},
 		{"-1", 0, "negative"},
 		{"1e3", 0, "not a decimal number"},
+		{"", 0, "not a decimal number"},
+		{".", 0, "not a decimal number"},
 		{"99999999999999", 0, "too large"},
 	}
 	for _, tt := range tests {
@@ -195,4 +197,60 @@ func TestLoadLiteLLM(t *testing.T) {
 	if tab[Key{"x", "odd"}] != nil || len(warnings) != 1 || !strings.Contains(warnings[0], `model "odd" left out`) {
 		t.Fatalf("odd: %v", warnings)
 	}
+}
+
+// FuzzLoad: no pricing file makes the TOML or LiteLLM readers panic, and
+// every price they accept is a non-negative whole number of picodollars
+// that reads back from its own decimal form.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte("[a.\"b\"]\ninput = 0.075\noutput = 15\n[a.\"b\".long_context]\nthreshold = 200000\ninput = 6\n"))
+	f.Add([]byte(`{"m":{"litellm_provider":"x","input_cost_per_token":3e-06,"input_cost_per_token_above_200k_tokens":6e-06}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		check := func(tab Table) {
+			for k, p := range tab {
+				rates := []Rates{p.Rates}
+				if p.Long != nil {
+					rates = append(rates, p.Long.Rates)
+				}
+				for _, r := range rates {
+					for _, pr := range []Price{r.Input, r.Output, r.CacheRead, r.CacheWrite, r.CacheWrite1h} {
+						if pr.Pico < 0 {
+							t.Fatalf("%v: negative price %d", k, pr.Pico)
+						}
+					}
+				}
+			}
+		}
+		if tab, err := LoadTOML(data); err == nil {
+			check(tab)
+		}
+		if tab, _, err := LoadLiteLLM(data); err == nil {
+			check(tab)
+		}
+	})
+}
+
+// FuzzParseDecimal: an accepted price is exactly its decimal value times
+// 10^6 (USD per Mtok to picodollars per token), checked with math/big.
+func FuzzParseDecimal(f *testing.F) {
+	for _, s := range []string{"3", "0.075", "0.000001", "15.5", "0.0000001", "-1", "1e3", ".5", "7."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		pico, err := ParseDecimal(s)
+		if err != nil {
+			return
+		}
+		r, ok := new(big.Rat).SetString(strings.TrimSuffix(strings.TrimPrefix(s, "+"), "."))
+		if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "+.") {
+			r, ok = new(big.Rat).SetString("0" + strings.TrimPrefix(s, "+"))
+		}
+		if !ok {
+			t.Fatalf("%q accepted (%d) but is not a number", s, pico)
+		}
+		r.Mul(r, big.NewRat(1_000_000, 1))
+		if !r.IsInt() || r.Num().Int64() != pico {
+			t.Fatalf("%q → %d, exact value × 10^6 is %s", s, pico, r.RatString())
+		}
+	})
 }
