@@ -5,6 +5,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,7 +88,7 @@ func Describe(path, cacheDir string) (Session, error) {
 	s.Size, s.Modified = fi.Size(), fi.ModTime().UTC()
 	st := index.Load(cacheDir, path, f, fi)
 	if st == nil || !st.Catch(f, fi.Size()) {
-		l, err := session.Scan(f, session.ScanOptions{})
+		l, err := session.Scan(io.NewSectionReader(f, 0, s.Size), session.ScanOptions{}) // sized: small files skip the parallel scan
 		if err != nil {
 			return s, err
 		}

@@ -14,15 +14,25 @@ const head = `{"type":"session","version":1,"id":"019dc5ba-53f6-71a5-ab8f-b1f870
 {"type":"message","id":"b2","parentId":"a1b2c3d4","timestamp":"t2","message":{"role":"assistant","content":[],"provider":"p1","model":"m1"}}
 `
 
-// checkpoint scans path fully and saves its checkpoint in dir.
-func checkpoint(t *testing.T, dir, path string) *State {
+// open opens path with its file info; the caller closes it.
+func open(t *testing.T, path string) (*os.File, os.FileInfo) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, fi
+}
+
+// checkpoint scans path fully and saves its checkpoint in dir.
+func checkpoint(t *testing.T, dir, path string) *State {
+	t.Helper()
+	f, fi := open(t, path)
 	defer f.Close()
-	fi, _ := f.Stat()
 	l, err := session.Scan(f, session.ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -36,12 +46,8 @@ func checkpoint(t *testing.T, dir, path string) *State {
 
 func load(t *testing.T, dir, path string) *State {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, fi := open(t, path)
 	defer f.Close()
-	fi, _ := f.Stat()
 	s := Load(dir, path, f, fi)
 	if s != nil && !s.Catch(f, fi.Size()) {
 		return nil
