@@ -189,7 +189,11 @@ func Run(path string, o Options) *Report {
 		return fail(err)
 	}
 	defer again.Close()
-	b, err := Check(again, false)
+	info, err := again.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	b, err := Check(io.NewSectionReader(again, 0, info.Size()), false)
 	if err != nil {
 		return fail(err)
 	}
