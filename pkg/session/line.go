@@ -52,73 +52,80 @@ type ToolRef struct {
 }
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as
-// JSON whitespace). It validates the line once, then walks it once.
+// JSON whitespace). It validates the line and walks it in one pass.
 func Classify(raw []byte) Line { return classifyLine(raw, false, false) }
 
 // classifyLine is Classify; with tools it also lists the tool blocks, with
-// checkUTF8 it sets BadUTF8 (in the validating pass).
+// checkUTF8 it sets BadUTF8 (in the same pass).
 func classifyLine(raw []byte, tools, checkUTF8 bool) Line {
-	var ok, utf8OK bool
+	utf8OK := true
+	var u *bool
 	if checkUTF8 {
-		ok, utf8OK = ValidJSONUTF8(raw)
-	} else {
-		ok, utf8OK = ValidJSON(raw), true
+		u = &utf8OK
 	}
-	if !ok {
-		return Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !utf8.Valid(raw)}
-	}
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return Line{Kind: KindCorrupt, Problem: "not a JSON object", NotObject: true}
+	i := skipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		c := Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !utf8.Valid(raw)}
+		if ValidJSON(raw) {
+			c.Problem, c.NotObject = "not a JSON object", true
+		}
+		return c
 	}
 	var typ, id, parent, ts, provider, model, msg, version, cwd []byte
 	var role string
 	var msgErr error
+	var l Line
 	var refs *[]ToolRef
-	l := Line{BadUTF8: !utf8OK}
 	if tools {
 		refs = &l.Tools
 	}
-	eachMember(raw, 0, func(k []byte, vs int) int {
-		if msg == nil && vs < len(raw) && raw[vs] == '{' && KeyIs(k, "message") {
-			// Checked as it is walked: one pass over the message.
+	end, ok := object(raw, i, 0, u, func(k []byte, vs int) int {
+		k = plainKey(k)
+		if msg == nil && raw[vs] == '{' && string(k) == "message" {
 			var end int
-			end, role, msgErr = checkMessageAt(raw, vs, refs)
-			msg = raw[vs:end]
+			end, role, msgErr = checkMessageAt(raw, vs, 1, u, refs)
+			if end >= 0 {
+				msg = raw[vs:end]
+			}
 			return end
 		}
-		ve := skipValue(raw, vs)
+		ve := skip(raw, vs, 1, u)
 		var dst *[]byte
-		switch {
-		case KeyIs(k, "type"):
+		switch string(k) {
+		case "type":
 			dst = &typ
-		case KeyIs(k, "id"):
+		case "id":
 			dst = &id
-		case KeyIs(k, "parentId"):
+		case "parentId":
 			dst = &parent
-		case KeyIs(k, "timestamp"):
+		case "timestamp":
 			dst = &ts
-		case KeyIs(k, "provider"):
+		case "provider":
 			dst = &provider
-		case KeyIs(k, "model"):
+		case "model":
 			dst = &model
-		case KeyIs(k, "message"):
+		case "message":
 			dst = &msg
-		case KeyIs(k, "version"):
+		case "version":
 			dst = &version
-		case KeyIs(k, "cwd"):
+		case "cwd":
 			dst = &cwd
 		default:
 			return ve
 		}
-		if *dst == nil { // the first of a repeated key wins, as gjson.Get does
+		if *dst == nil && ve >= 0 { // the first of a repeated key wins, as gjson.Get does
 			*dst = raw[vs:ve]
 		}
 		return ve
 	})
+	if !ok || skipWS(raw, end) != len(raw) {
+		return Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !utf8.Valid(raw)}
+	}
+	l.BadUTF8 = !utf8OK
 	if !IsString(typ) {
 		return Line{Kind: KindInvalid, Type: string(typ), Problem: "no string \"type\"", BadUTF8: l.BadUTF8}
 	}
-	l.Type = Str(typ)
+	l.Type = strOf(typ)
 	switch l.Type {
 	case "session":
 		l.Kind = KindHeader
@@ -175,66 +182,75 @@ var stopReasons = map[string]bool{"stop": true, "length": true, "toolUse": true,
 // or a message line on a pipe) and returns its role. Unknown fields are
 // allowed; unknown block types are not.
 func CheckMessage(raw []byte) (role string, err error) {
-	if !ValidJSON(raw) {
-		return "", fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
-	}
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		return "", fmt.Errorf("%w: not a JSON object", ErrInvalidMsg)
+		if ValidJSON(raw) {
+			return "", fmt.Errorf("%w: not a JSON object", ErrInvalidMsg)
+		}
+		return "", fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
 	}
-	_, role, err = checkMessageAt(raw, i, nil)
+	end, role, err := checkMessageAt(raw, i, 0, nil, nil)
+	if end < 0 || skipWS(raw, end) != len(raw) {
+		return "", fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
+	}
 	return role, err
 }
 
-// checkMessageAt validates the message object (valid JSON) at b[i], in one
-// walk, and returns the index after it; refs, when not nil, gets its tool
-// blocks.
-func checkMessageAt(b []byte, i int, refs *[]ToolRef) (end int, role string, err error) {
+// checkMessageAt validates the message object at b[i] == '{', nested depth
+// deep, as JSON (checking UTF-8 into *u, when u is not nil) and as a message,
+// in one pass. It returns the index after the object (-1 when it is not
+// valid JSON) and the role; refs, when not nil, gets its tool blocks.
+func checkMessageAt(b []byte, i, depth int, u *bool, refs *[]ToolRef) (end int, role string, err error) {
 	var r, provider, model, stop, usage []byte
 	content, isArray := false, false
 	var blockErr error
-	end = eachMember(b, i, func(k []byte, vs int) int {
-		if !content && KeyIs(k, "content") {
+	end, ok := object(b, i, depth, u, func(k []byte, vs int) int {
+		k = plainKey(k)
+		if !content && string(k) == "content" {
 			content = true
 			if b[vs] != '[' {
-				return skipValue(b, vs)
+				return skip(b, vs, depth+1, u)
 			}
 			isArray = true
 			n := 0
-			return eachElement(b, vs, func(es int) int {
+			end, ok := array(b, vs, depth+1, u, func(es int) int {
 				n++
-				be, err := checkBlockAt(b, es, n, refs)
+				be, err := checkBlockAt(b, es, n, depth+2, u, refs)
 				if blockErr == nil {
 					blockErr = err
 				}
 				return be
 			})
+			if !ok {
+				return -1
+			}
+			return end
 		}
-		ve := skipValue(b, vs)
+		ve := skip(b, vs, depth+1, u)
 		var dst *[]byte
-		switch {
-		case KeyIs(k, "role"):
+		switch string(k) {
+		case "role":
 			dst = &r
-		case KeyIs(k, "provider"):
+		case "provider":
 			dst = &provider
-		case KeyIs(k, "model"):
+		case "model":
 			dst = &model
-		case KeyIs(k, "stopReason"):
+		case "stopReason":
 			dst = &stop
-		case KeyIs(k, "usage"):
+		case "usage":
 			dst = &usage
 		default:
 			return ve
 		}
-		if *dst == nil {
+		if *dst == nil && ve >= 0 {
 			*dst = b[vs:ve]
 		}
 		return ve
 	})
-	if end < 0 {
-		end = skipValue(b, i)
+	if !ok {
+		return -1, "", nil
 	}
-	role = Str(r)
+	role = strOf(r)
 	switch {
 	case role != "system" && role != "user" && role != "assistant":
 		return end, "", fmt.Errorf("%w: \"role\" must be system, user or assistant", ErrInvalidMsg)
@@ -252,6 +268,43 @@ func checkMessageAt(b []byte, i int, refs *[]ToolRef) (end int, role string, err
 		return end, role, checkUsage(usage)
 	}
 	return end, role, nil
+}
+
+// skip validates the value at b[i], nested depth deep, and returns the
+// index after it, or -1 when it is not valid JSON.
+func skip(b []byte, i, depth int, u *bool) int {
+	end, ok := value(b, i, depth, u)
+	if !ok {
+		return -1
+	}
+	return end
+}
+
+// plainKey returns a raw key unescaped: the key itself unless it holds an
+// escape (rare: "\u0074ype" is "type" too).
+func plainKey(k []byte) []byte {
+	if bytes.IndexByte(k, '\\') < 0 {
+		return k
+	}
+	return []byte(Str(append(append([]byte{'"'}, k...), '"')))
+}
+
+// strOf is Str for the values every line repeats: the common ones cost no
+// allocation.
+func strOf(val []byte) string {
+	switch string(val) {
+	case `"message"`:
+		return "message"
+	case `"session"`:
+		return "session"
+	case `"user"`:
+		return "user"
+	case `"assistant"`:
+		return "assistant"
+	case `"system"`:
+		return "system"
+	}
+	return Str(val)
 }
 
 var usageKeys = []string{"input", "output", "cacheRead", "cacheWrite", "reasoning", "cacheWrite1h"}
@@ -283,47 +336,50 @@ var blockFields = map[string][]string{
 	"toolResult":       {"toolUseId", "content"},
 }
 
-// checkBlockAt validates the content block at b[i], numbered n, and returns
-// the index after it.
-func checkBlockAt(b []byte, i, n int, refs *[]ToolRef) (int, error) {
+// checkBlockAt validates the content block at b[i], numbered n, nested depth
+// deep, and returns the index after it (-1 when it is not valid JSON).
+func checkBlockAt(b []byte, i, n, depth int, u *bool, refs *[]ToolRef) (int, error) {
 	if b[i] != '{' {
-		return skipValue(b, i), fmt.Errorf("%w: content block %d is not an object", ErrInvalidMsg, n)
+		return skip(b, i, depth, u), fmt.Errorf("%w: content block %d is not an object", ErrInvalidMsg, n)
 	}
 	var t, sig []byte
-	names := [...]string{"text", "thinking", "data", "id", "name", "input", "toolUseId", "content"}
-	var vals [len(names)][]byte
-	end := eachMember(b, i, func(k []byte, vs int) int {
-		ve := skipValue(b, vs)
-		switch {
-		case KeyIs(k, "type"):
+	var vals [len(blockKeys)][]byte
+	end, ok := object(b, i, depth, u, func(k []byte, vs int) int {
+		ve := skip(b, vs, depth+1, u)
+		if ve < 0 {
+			return -1
+		}
+		k = plainKey(k)
+		switch string(k) {
+		case "type":
 			if t == nil {
 				t = b[vs:ve]
 			}
-		case KeyIs(k, "signature"):
+		case "signature":
 			if sig == nil {
 				sig = b[vs:ve]
 			}
 		default:
-			for j, name := range names {
-				if vals[j] == nil && KeyIs(k, name) {
+			for j, name := range blockKeys {
+				if vals[j] == nil && string(k) == name {
 					vals[j] = b[vs:ve]
 				}
 			}
 		}
 		return ve
 	})
-	if end < 0 {
-		end = skipValue(b, i)
+	if !ok {
+		return -1, nil
 	}
 	typ := Str(t)
-	required, ok := blockFields[typ]
-	if !IsString(t) || !ok {
+	required, known := blockFields[typ]
+	if !IsString(t) || !known {
 		return end, fmt.Errorf("%w: content block %d has unknown type %s", ErrInvalidMsg, n, t)
 	}
 	var input []byte
 	for _, name := range required {
 		var v []byte
-		for j, nm := range names {
+		for j, nm := range blockKeys {
 			if nm == name {
 				v = vals[j]
 			}
@@ -350,3 +406,7 @@ func checkBlockAt(b []byte, i, n int, refs *[]ToolRef) (int, error) {
 	}
 	return end, nil
 }
+
+// blockKeys are the fields of a block checkBlockAt keeps, besides type and
+// signature.
+var blockKeys = [...]string{"text", "thinking", "data", "id", "name", "input", "toolUseId", "content"}

@@ -165,12 +165,17 @@ type ScanOptions struct {
 // Scan reads a session file once and indexes it. The lines of a large
 // input are classified in parallel, on every core, and indexed in order.
 func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
-	l := &Log{ids: make(map[string]int32), Unknown: make(map[string]int)}
+	l := &Log{Unknown: make(map[string]int)}
 	small := false
 	if s, ok := r.(interface{ Size() int64 }); ok {
 		small = s.Size() < 2*chunkSize
-		// About one entry per 2 KiB: one allocation instead of many copies.
-		l.Nodes = make([]Node, 0, min(s.Size()/2048, 1<<22))
+		// About one entry per 2 KiB: one allocation instead of many copies
+		// (and of many rehashes).
+		n := min(s.Size()/2048, 1<<22)
+		l.Nodes = make([]Node, 0, n)
+		l.ids = make(map[string]int32, n)
+	} else {
+		l.ids = make(map[string]int32)
 	}
 	if runtime.GOMAXPROCS(0) > 1 && !small {
 		return l, l.scanParallel(r, opt)
@@ -395,7 +400,9 @@ func (l *Log) add(c Line, n int, off, length int64) {
 	if c.MsgOff+c.MsgLen < 1<<32 {
 		nd.MsgOff, nd.MsgLen = uint32(c.MsgOff), uint32(c.MsgLen)
 	}
-	if c.ParentID != "" {
+	if last := len(l.Nodes) - 1; c.ParentID != "" && last >= 0 && l.Nodes[last].ID == c.ParentID {
+		nd.Parent = int32(last) // the common case: a reply to the entry just before
+	} else if c.ParentID != "" {
 		if p, ok := l.ids[c.ParentID]; ok && p >= 0 {
 			nd.Parent = p
 		} else {

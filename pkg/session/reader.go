@@ -17,9 +17,19 @@ type Reader struct {
 	long []byte
 }
 
-// NewReader reads r, whose first byte is at offset off of the file.
+// readBuffer is the size of a Reader's buffer: lines longer than it are
+// assembled, not refused.
+const readBuffer = 256 << 10
+
+// NewReader reads r, whose first byte is at offset off of the file. An r
+// that knows its size (a file section) gets a buffer no larger than it
+// needs: fsck reads thousands of small files.
 func NewReader(r io.Reader, off int64) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 256<<10), off: off}
+	n := readBuffer
+	if s, ok := r.(interface{ Size() int64 }); ok && s.Size() < readBuffer {
+		n = int(s.Size()) + 1 // bufio keeps a minimum of its own
+	}
+	return &Reader{br: bufio.NewReaderSize(r, n), off: off}
 }
 
 // Next returns the next line without its "\n", the offset of its first byte,

@@ -2,7 +2,7 @@ package session
 
 import (
 	"encoding/binary"
-	"unicode/utf8"
+	"math/bits"
 )
 
 // ValidJSON reports whether b is one complete JSON value (RFC 8259), with
@@ -34,65 +34,9 @@ func value(b []byte, i, depth int, u *bool) (int, bool) {
 	case c == '"':
 		return str(b, i, u)
 	case c == '{':
-		if depth >= maxDepth {
-			return i, false
-		}
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return i, false
-			}
-			var ok bool
-			if i, ok = str(b, i, u); !ok {
-				return i, false
-			}
-			i = skipWS(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return i, false
-			}
-			if i, ok = value(b, skipWS(b, i+1), depth+1, u); !ok {
-				return i, false
-			}
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return i, false
-			}
-			if b[i] == '}' {
-				return i + 1, true
-			}
-			if b[i] != ',' {
-				return i, false
-			}
-			i = skipWS(b, i+1)
-		}
+		return object(b, i, depth, u, nil)
 	case c == '[':
-		if depth >= maxDepth {
-			return i, false
-		}
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = value(b, i, depth+1, u); !ok {
-				return i, false
-			}
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return i, false
-			}
-			if b[i] == ']' {
-				return i + 1, true
-			}
-			if b[i] != ',' {
-				return i, false
-			}
-			i = skipWS(b, i+1)
-		}
+		return array(b, i, depth, u, nil)
 	case c == 't':
 		return literal(b, i, "true")
 	case c == 'f':
@@ -103,6 +47,96 @@ func value(b []byte, i, depth int, u *bool) (int, bool) {
 		return number(b, i)
 	}
 	return i, false
+}
+
+// object validates the object at b[i] == '{', nested depth deep. For each
+// member it calls fn, when not nil, with the raw key (without quotes, still
+// escaped) and the index where the value starts; fn validates the value
+// itself (value does, one level deeper; b[vs] exists) and returns the
+// index after it, or -1 when it is not valid. Without fn, value validates every member. So a
+// caller walks what it needs and validates all, in one pass over the bytes.
+func object(b []byte, i, depth int, u *bool, fn func(key []byte, vs int) int) (int, bool) {
+	if depth >= maxDepth {
+		return i, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, false
+		}
+		ks := i
+		var ok bool
+		if i, ok = str(b, i, u); !ok {
+			return i, false
+		}
+		key := b[ks+1 : i-1]
+		i = skipWS(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		vs := skipWS(b, i+1)
+		if vs >= len(b) {
+			return vs, false
+		}
+		if fn == nil {
+			if i, ok = value(b, vs, depth+1, u); !ok {
+				return i, false
+			}
+		} else if i = fn(key, vs); i < 0 {
+			return vs, false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		if b[i] == '}' {
+			return i + 1, true
+		}
+		if b[i] != ',' {
+			return i, false
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+// array validates the array at b[i] == '[' as object does an object,
+// calling fn, when not nil, with the index where each element starts.
+func array(b []byte, i, depth int, u *bool, fn func(vs int) int) (int, bool) {
+	if depth >= maxDepth {
+		return i, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) {
+			return i, false
+		}
+		vs := i
+		var ok bool
+		if fn == nil {
+			if i, ok = value(b, vs, depth+1, u); !ok {
+				return i, false
+			}
+		} else if i = fn(vs); i < 0 {
+			return vs, false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		if b[i] == ']' {
+			return i + 1, true
+		}
+		if b[i] != ',' {
+			return i, false
+		}
+		i = skipWS(b, i+1)
+	}
 }
 
 func literal(b []byte, i int, lit string) (int, bool) {
@@ -173,10 +207,22 @@ func str(b []byte, i int, u *bool) (int, bool) {
 		if u != nil && *u {
 			for i+8 <= len(b) {
 				w := binary.LittleEndian.Uint64(b[i:])
-				if special(w) || w&highs != 0 {
+				if special(w) {
 					break
 				}
-				i += 8
+				if w&highs == 0 {
+					i += 8
+					continue
+				}
+				// Plain bytes up to a sequence of UTF-8 (whose continuation
+				// bytes are never special): check it and go on after it.
+				j := i + bits.TrailingZeros64(w&highs)/8
+				n := runeLen(b, j)
+				if n == 0 {
+					i = j
+					break
+				}
+				i = j + n
 			}
 		} else {
 			for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
@@ -212,13 +258,49 @@ func str(b []byte, i int, u *bool) (int, bool) {
 		case c < 0x20:
 			return i, false
 		case c >= 0x80 && u != nil && *u:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
+			if n := runeLen(b, i); n > 0 {
+				i += n
+			} else {
 				*u = false
+				i++
 			}
-			i += size
 		default:
 			i++
 		}
 	}
+}
+
+// runeLen returns the length of the valid UTF-8 sequence that starts at
+// b[i] >= 0x80, or 0 when it is not one (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF).
+func runeLen(b []byte, i int) int {
+	c := b[i]
+	lo, hi := byte(0x80), byte(0xBF) // the range of the second byte
+	switch {
+	case c < 0xC2 || c > 0xF4:
+		return 0
+	case c < 0xE0:
+		if i+1 < len(b) && b[i+1]&0xC0 == 0x80 {
+			return 2
+		}
+		return 0
+	case c == 0xE0:
+		lo = 0xA0
+	case c == 0xED:
+		hi = 0x9F
+	case c == 0xF0:
+		lo = 0x90
+	case c == 0xF4:
+		hi = 0x8F
+	}
+	if i+2 >= len(b) || b[i+1] < lo || b[i+1] > hi || b[i+2]&0xC0 != 0x80 {
+		return 0
+	}
+	if c < 0xF0 {
+		return 3
+	}
+	if i+3 < len(b) && b[i+3]&0xC0 == 0x80 {
+		return 4
+	}
+	return 0
 }
