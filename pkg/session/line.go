@@ -43,6 +43,7 @@ type Line struct {
 	MsgOff    int       // where the "message" value of a message entry starts in the line
 	MsgLen    int       // and its length
 	Tools     []ToolRef // the tool blocks of a message (only with ScanOptions.Tools)
+	idHash    uint64    // hashID(ID), computed where lines are classified (in parallel)
 }
 
 // ToolRef is a toolUse block (its id) or a toolResult block (the id it answers).

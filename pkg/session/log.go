@@ -100,7 +100,7 @@ type Log struct {
 	Unknown    map[string]int // unknown entry types and how many lines each
 	Stopped    *Problem       // where a StopAtCorrupt scan stopped
 	CorruptMid bool           // a corrupt line lies before Good
-	ids        map[string]int32
+	ids        idIndex
 }
 
 // Torn reports whether the file ends in a torn tail: bytes after the last
@@ -112,14 +112,14 @@ func (l *Log) Leaf() int32 { return int32(len(l.Nodes)) - 1 }
 
 // Lookup returns the index of the node with id, or -1.
 func (l *Log) Lookup(id string) int32 {
-	if i, ok := l.ids[id]; ok && i >= 0 {
+	if _, i, ok := l.ids.find(hashID(id), id, l.Nodes); ok && i >= 0 {
 		return i
 	}
 	return -1
 }
 
 // Taken reports whether id is used by any line of the file.
-func (l *Log) Taken(id string) bool { _, ok := l.ids[id]; return ok }
+func (l *Log) Taken(id string) bool { _, _, ok := l.ids.find(hashID(id), id, l.Nodes); return ok }
 
 // Path returns the node indexes from the root to node i, in order. It stops
 // at a dangling parent.
@@ -173,9 +173,9 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		// (and of many rehashes).
 		n := min(s.Size()/2048, 1<<22)
 		l.Nodes = make([]Node, 0, n)
-		l.ids = make(map[string]int32, n)
+		l.ids = newIDIndex(int(n))
 	} else {
-		l.ids = make(map[string]int32)
+		l.ids = newIDIndex(0)
 	}
 	if runtime.GOMAXPROCS(0) > 1 && !small {
 		return l, l.scanParallel(r, opt)
@@ -233,8 +233,14 @@ func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOpt
 	return true
 }
 
+// classify classifies a line for a scan, hashing its id for the index
+// while it is still in parallel.
 func classify(raw []byte, opt *ScanOptions) Line {
-	return classifyLine(raw, opt.Tools, opt.CheckUTF8)
+	c := classifyLine(raw, opt.Tools, opt.CheckUTF8)
+	if c.ID != "" {
+		c.idHash = hashID(c.ID)
+	}
+	return c
 }
 
 // chunk is a run of whole lines read from the input, classified by a
@@ -368,6 +374,9 @@ func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit 
 }
 
 func (l *Log) add(c Line, n int, off, length int64) {
+	if c.idHash == 0 && c.ID != "" {
+		c.idHash = hashID(c.ID)
+	}
 	switch c.Kind {
 	case KindHeader, KindInvalid:
 		if c.Type == "session" {
@@ -382,8 +391,12 @@ func (l *Log) add(c Line, n int, off, length int64) {
 			return
 		}
 		l.Invalid = append(l.Invalid, Problem{Line: n, Off: off, ID: c.ID, What: c.Problem})
-		if _, ok := l.ids[c.ID]; c.ID != "" && !ok {
-			l.ids[c.ID] = -1 // taken, but not a node of the tree
+		if c.ID == "" {
+			return
+		}
+		if slot, _, ok := l.ids.find(c.idHash, c.ID, l.Nodes); !ok {
+			l.ids.taken = append(l.ids.taken, c.ID) // used, but not a node of the tree
+			l.ids.put(slot, c.idHash, int32(-len(l.ids.taken)))
 		}
 		return
 	case KindUnknown:
@@ -392,7 +405,8 @@ func (l *Log) add(c Line, n int, off, length int64) {
 			return
 		}
 	}
-	if _, dup := l.ids[c.ID]; dup {
+	slot, _, dup := l.ids.find(c.idHash, c.ID, l.Nodes)
+	if dup {
 		l.DupIDs = append(l.DupIDs, Problem{Line: n, Off: off, ID: c.ID, What: "repeats an earlier entry id"})
 		return
 	}
@@ -403,7 +417,7 @@ func (l *Log) add(c Line, n int, off, length int64) {
 	if last := len(l.Nodes) - 1; c.ParentID != "" && last >= 0 && l.Nodes[last].ID == c.ParentID {
 		nd.Parent = int32(last) // the common case: a reply to the entry just before
 	} else if c.ParentID != "" {
-		if p, ok := l.ids[c.ParentID]; ok && p >= 0 {
+		if _, p, ok := l.ids.find(hashID(c.ParentID), c.ParentID, l.Nodes); ok && p >= 0 {
 			nd.Parent = p
 		} else {
 			nd.Parent = DanglingParent
@@ -419,8 +433,8 @@ func (l *Log) add(c Line, n int, off, length int64) {
 		}
 		l.LastTime = c.Timestamp
 	}
-	l.ids[c.ID] = int32(len(l.Nodes))
 	l.Nodes = append(l.Nodes, nd)
+	l.ids.put(slot, c.idHash, int32(len(l.Nodes)-1))
 }
 
 func (l *Log) stamp(s Stamp) int32 {
@@ -438,7 +452,10 @@ func (l *Log) stamp(s Stamp) int32 {
 
 // EachID calls fn with every id the file uses: nodes and invalid entries.
 func (l *Log) EachID(fn func(string)) {
-	for id := range l.ids {
+	for i := range l.Nodes {
+		fn(l.Nodes[i].ID)
+	}
+	for _, id := range l.ids.taken {
 		fn(id)
 	}
 }

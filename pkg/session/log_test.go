@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -129,4 +130,54 @@ func FuzzScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIDIndex: every id of a log with many entries (the index grows many
+// times over) is found at its node, ids of invalid entries are taken but
+// not nodes, repeats are refused, and parents far back are found.
+func TestIDIndex(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/"}` + "\n")
+	const n = 20000
+	entry := func(id, parent string) {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[]}}`+"\n", id, p)
+	}
+	for i := range n {
+		parent := ""
+		if i > 0 {
+			parent = fmt.Sprint("e", i/2) // mostly not the entry just before
+		}
+		entry(fmt.Sprint("e", i), parent)
+	}
+	b.WriteString(`{"type":"message","id":"bad","parentId":null}` + "\n")
+	entry("e7", "") // a repeat
+	entry("child-of-bad", "bad")
+	l, err := Scan(strings.NewReader(b.String()), ScanOptions{}) // no Size: the index starts small
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Nodes) != n+1 || len(l.DupIDs) != 1 || l.DupIDs[0].ID != "e7" || len(l.Dangling) != 1 || len(l.Invalid) != 1 {
+		t.Fatalf("nodes %d, dups %v, dangling %v, invalid %v", len(l.Nodes), l.DupIDs, l.Dangling, l.Invalid)
+	}
+	for i := range n {
+		id := fmt.Sprint("e", i)
+		if got := l.Lookup(id); got != int32(i) {
+			t.Fatalf("Lookup(%s) = %d, want %d", id, got, i)
+		}
+		if i > 0 && l.Nodes[i].Parent != int32(i/2) {
+			t.Fatalf("parent of %s = %d, want %d", id, l.Nodes[i].Parent, i/2)
+		}
+	}
+	if l.Lookup("bad") != -1 || !l.Taken("bad") || l.Taken("nobody") || l.Lookup("nobody") != -1 {
+		t.Fatal("an invalid entry's id must be taken, not a node; an unknown id neither")
+	}
+	ids := map[string]bool{}
+	l.EachID(func(id string) { ids[id] = true })
+	if len(ids) != n+2 || !ids["bad"] || !ids["child-of-bad"] {
+		t.Fatalf("EachID gave %d ids, want %d", len(ids), n+2)
+	}
 }

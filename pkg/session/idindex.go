@@ -1,0 +1,93 @@
+package session
+
+import (
+	"hash/maphash"
+	"unsafe"
+)
+
+// idIndex maps the entry ids of a log to node indexes. It is an
+// open-addressing table of id hashes: no pointers for the garbage collector
+// to scan, and one cache miss to insert an id or to learn it is new (the
+// common case: a log's ids are all distinct). Ids themselves are compared
+// only where hashes match.
+type idIndex struct {
+	slots []idSlot
+	n     int
+	taken []string // ids of invalid entries: used, but not nodes
+}
+
+type idSlot struct {
+	h uint64 // 0: empty
+	v int32  // a node index, or -1-i for taken[i]
+}
+
+// idSeed keys the hashes of every index in this process.
+var idSeed = maphash.MakeSeed()
+
+// hashID hashes an entry id for the index; never 0.
+func hashID(id string) uint64 { return maphash.String(idSeed, id) | 1 }
+
+func newIDIndex(capacity int) idIndex {
+	size := 16
+	for 3*size < 4*capacity {
+		size *= 2
+	}
+	return idIndex{slots: touched[idSlot](size)}
+}
+
+// touched makes a slice of n zero values and writes to each of its pages.
+// A page of fresh memory that is read first (a probe, or the garbage
+// collector scanning a slice's capacity) maps the shared zero page, and the
+// write after it costs a second fault and a TLB flush on every core.
+func touched[T any](n int) []T {
+	s := make([]T, n)
+	var zero T
+	step := max(1, 4096/int(unsafe.Sizeof(zero)))
+	for i := 0; i < n; i += step {
+		s[i] = zero
+	}
+	return s
+}
+
+// find returns the slot of id (hashed h) and its value, or the empty slot
+// where it would go and found false.
+func (x *idIndex) find(h uint64, id string, nodes []Node) (slot int, v int32, found bool) {
+	mask := len(x.slots) - 1
+	for s := int(h) & mask; ; s = (s + 1) & mask {
+		switch e := x.slots[s]; {
+		case e.h == 0:
+			return s, 0, false
+		case e.h == h && x.id(e.v, nodes) == id:
+			return s, e.v, true
+		}
+	}
+}
+
+func (x *idIndex) id(v int32, nodes []Node) string {
+	if v >= 0 {
+		return nodes[v].ID
+	}
+	return x.taken[-1-v]
+}
+
+// put stores v for an id that find did not find, in its slot.
+func (x *idIndex) put(slot int, h uint64, v int32) {
+	x.slots[slot] = idSlot{h, v}
+	x.n++
+	if 4*x.n <= 3*len(x.slots) { // linear probing stays short below 3/4 full
+		return
+	}
+	old := x.slots
+	x.slots = touched[idSlot](2 * len(old))
+	mask := len(x.slots) - 1
+	for _, e := range old {
+		if e.h == 0 {
+			continue
+		}
+		s := int(e.h) & mask
+		for x.slots[s].h != 0 {
+			s = (s + 1) & mask
+		}
+		x.slots[s] = e
+	}
+}
