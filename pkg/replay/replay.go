@@ -6,7 +6,6 @@
 package replay
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -175,18 +174,21 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 	}
 	var pending []PendingTool
 	var last, lastReply int32 = -1, -1
-	err := s.EachLine(l.Path(leaf), func(i int32, line []byte) error {
+	var tools []int32
+	for _, i := range l.Path(leaf) {
 		if l.Nodes[i].Kind != session.KindMessage {
-			return nil
+			continue
 		}
 		in.PathMessages++
 		last = i
 		if l.Nodes[i].Role == session.Assistant {
 			lastReply = i
 		}
-		if !bytes.Contains(line, []byte(`"toolUse"`)) && !bytes.Contains(line, []byte(`"toolResult"`)) {
-			return nil // only tool blocks matter here: skip parsing the rest
+		if l.Nodes[i].Tools != 0 {
+			tools = append(tools, i) // only tool blocks matter here: read back no other line
 		}
+	}
+	err := s.EachLine(tools, func(i int32, line []byte) error {
 		session.Elements(session.Field(l.Nodes[i].Message(line), "content"), func(b []byte) bool {
 			var typ, id, name, input, useID []byte
 			session.Members(b, func(k, v []byte) bool {

@@ -43,7 +43,23 @@ type Line struct {
 	MsgOff    int       // where the "message" value of a message entry starts in the line
 	MsgLen    int       // and its length
 	Tools     []ToolRef // the tool blocks of a message (only with ScanOptions.Tools)
+	ToolKinds ToolKinds // whether a message has toolUse or toolResult blocks (always)
 	idHash    uint64    // hashID(ID), computed where lines are classified (in parallel)
+}
+
+// ToolKinds says which kinds of tool blocks a message holds.
+type ToolKinds uint8
+
+// The bits of ToolKinds.
+const (
+	HasToolUse ToolKinds = 1 << iota
+	HasToolResult
+)
+
+// toolSink collects what a walk learns of tool blocks.
+type toolSink struct {
+	kinds ToolKinds
+	refs  *[]ToolRef // when not nil, gets every tool block
 }
 
 // ToolRef is a toolUse block (its id) or a toolResult block (the id it answers).
@@ -76,15 +92,15 @@ func classifyLine(raw []byte, tools, checkUTF8 bool) Line {
 	var role string
 	var msgErr error
 	var l Line
-	var refs *[]ToolRef
+	var sink toolSink
 	if tools {
-		refs = &l.Tools
+		sink.refs = &l.Tools
 	}
 	end, ok := object(raw, i, 0, u, func(k []byte, vs int) int {
 		k = plainKey(k)
 		if msg == nil && raw[vs] == '{' && string(k) == "message" {
 			var end int
-			end, role, msgErr = checkMessageAt(raw, vs, 1, u, refs)
+			end, role, msgErr = checkMessageAt(raw, vs, 1, u, &sink)
 			if end >= 0 {
 				msg = raw[vs:end]
 			}
@@ -158,6 +174,7 @@ func classifyLine(raw []byte, tools, checkUTF8 bool) Line {
 			l.Problem = "entry has no \"message\" object"
 		default:
 			l.MsgOff, l.MsgLen = cap(raw)-cap(msg), len(msg)
+			l.ToolKinds = sink.kinds
 			l.Role = role
 			if msgErr != nil {
 				l.Problem = msgErr.Error()
@@ -200,8 +217,8 @@ func CheckMessage(raw []byte) (role string, err error) {
 // checkMessageAt validates the message object at b[i] == '{', nested depth
 // deep, as JSON (checking UTF-8 into *u, when u is not nil) and as a message,
 // in one pass. It returns the index after the object (-1 when it is not
-// valid JSON) and the role; refs, when not nil, gets its tool blocks.
-func checkMessageAt(b []byte, i, depth int, u *bool, refs *[]ToolRef) (end int, role string, err error) {
+// valid JSON) and the role; sink, when not nil, learns of its tool blocks.
+func checkMessageAt(b []byte, i, depth int, u *bool, sink *toolSink) (end int, role string, err error) {
 	var r, provider, model, stop, usage []byte
 	content, isArray := false, false
 	var blockErr error
@@ -216,7 +233,7 @@ func checkMessageAt(b []byte, i, depth int, u *bool, refs *[]ToolRef) (end int, 
 			n := 0
 			end, ok := array(b, vs, depth+1, u, func(es int) int {
 				n++
-				be, err := checkBlockAt(b, es, n, depth+2, u, refs)
+				be, err := checkBlockAt(b, es, n, depth+2, u, sink)
 				if blockErr == nil {
 					blockErr = err
 				}
@@ -339,7 +356,7 @@ var blockFields = map[string][]string{
 
 // checkBlockAt validates the content block at b[i], numbered n, nested depth
 // deep, and returns the index after it (-1 when it is not valid JSON).
-func checkBlockAt(b []byte, i, n, depth int, u *bool, refs *[]ToolRef) (int, error) {
+func checkBlockAt(b []byte, i, n, depth int, u *bool, sink *toolSink) (int, error) {
 	if b[i] != '{' {
 		return skip(b, i, depth, u), fmt.Errorf("%w: content block %d is not an object", ErrInvalidMsg, n)
 	}
@@ -398,12 +415,19 @@ func checkBlockAt(b []byte, i, n, depth int, u *bool, refs *[]ToolRef) (int, err
 	if typ == "toolUse" && !ValidJSON([]byte(Str(input))) {
 		return end, fmt.Errorf("%w: toolUse block %d: \"input\" is not JSON text", ErrInvalidMsg, n)
 	}
-	if refs != nil && (typ == "toolUse" || typ == "toolResult") {
-		ref := ToolRef{Result: typ == "toolResult", ID: Str(vals[3])} // id
-		if ref.Result {
-			ref.ID = Str(vals[6]) // toolUseId
+	if sink != nil && (typ == "toolUse" || typ == "toolResult") {
+		if typ == "toolUse" {
+			sink.kinds |= HasToolUse
+		} else {
+			sink.kinds |= HasToolResult
 		}
-		*refs = append(*refs, ref)
+		if sink.refs != nil {
+			ref := ToolRef{Result: typ == "toolResult", ID: Str(vals[3])} // id
+			if ref.Result {
+				ref.ID = Str(vals[6]) // toolUseId
+			}
+			*sink.refs = append(*sink.refs, ref)
+		}
 	}
 	return end, nil
 }

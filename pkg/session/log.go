@@ -26,6 +26,7 @@ type Node struct {
 	MsgLen uint32 // (both 0 for a message of 4 GiB or more: find it with MessageOf)
 	Kind   Kind   // KindMessage or KindUnknown
 	Role   Role
+	Tools  ToolKinds // the kinds of tool blocks of a message
 }
 
 // Message returns the "message" value of node n within its line.
@@ -410,7 +411,7 @@ func (l *Log) add(c Line, n int, off, length int64) {
 		l.DupIDs = append(l.DupIDs, Problem{Line: n, Off: off, ID: c.ID, What: "repeats an earlier entry id"})
 		return
 	}
-	nd := Node{ID: c.ID, Parent: NoParent, Line: int32(n), Off: off, Len: length, Kind: c.Kind, Role: roleOf(c.Role), Stamp: -1}
+	nd := Node{ID: c.ID, Parent: NoParent, Line: int32(n), Off: off, Len: length, Kind: c.Kind, Role: roleOf(c.Role), Stamp: -1, Tools: c.ToolKinds}
 	if c.MsgOff+c.MsgLen < 1<<32 {
 		nd.MsgOff, nd.MsgLen = uint32(c.MsgOff), uint32(c.MsgLen)
 	}
