@@ -101,9 +101,10 @@ func (a *Analysis) tools(blocks []session.ToolRef, n int, off int64, entry strin
 	}
 }
 
-// Check reads a whole session file. locked says a writer holds the file's
-// lock, so an unterminated tail may be an append in progress.
-func Check(r io.Reader, locked bool) (*Analysis, error) {
+// Check reads a whole session file. When the file ends in an unterminated
+// line, busy (when not nil) is asked whether a writer is at work on it: the
+// line may then be an append in progress.
+func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 	a := &Analysis{counts: map[string]int{}}
 	var first []byte
 	var unterm *span
@@ -211,7 +212,8 @@ func Check(r io.Reader, locked bool) (*Analysis, error) {
 		}
 	}
 	if len(tail) > 0 {
-		a.tail(tail, len(tail) == 1 && unterm != nil, untermComplete, locked)
+		one := len(tail) == 1 && unterm != nil
+		a.tail(tail, one, untermComplete, one && busy != nil && busy())
 	}
 	return a, nil
 }

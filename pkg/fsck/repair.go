@@ -109,11 +109,13 @@ func Run(path string, o Options) *Report {
 		return r
 	}
 	write := o.Repair && !o.DryRun
-	flag := os.O_RDONLY
+	var f *os.File
+	var err error
 	if write {
-		flag = os.O_RDWR
+		f, err = os.OpenFile(path, os.O_RDWR, 0)
+	} else {
+		f, err = store.OpenRead(path)
 	}
-	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return fail(err)
 	}
@@ -125,7 +127,8 @@ func Run(path string, o Options) *Report {
 	if !fi.Mode().IsRegular() {
 		return fail(fmt.Errorf("%s is not a regular file", path))
 	}
-	locked := false
+	locked := false // a writer holds the lock (known only where it matters)
+	busy := func() bool { return locked }
 	if write {
 		if err := store.Lock(f, 0); errors.Is(err, store.ErrBusy) {
 			r.Status, r.Bits = "busy", BitBusy
@@ -137,10 +140,19 @@ func Run(path string, o Options) *Report {
 			r.Status, r.Bits = "busy", BitBusy // replaced while we locked it
 			return r
 		}
+	} else if o.DryRun {
+		locked, _ = store.Locked(f) // a repair would skip a locked file
 	} else {
-		locked, _ = store.Locked(path)
+		// Asked only of a file that ends in an unterminated line: is a
+		// writer holding the lock, or has the file changed since it was
+		// read (an append that finished in between)?
+		busy = func() bool {
+			locked, _ = store.Locked(f)
+			now, err := f.Stat()
+			return locked || err == nil && now.Size() != fi.Size()
+		}
 	}
-	a, err := Check(io.NewSectionReader(f, 0, fi.Size()), locked)
+	a, err := Check(io.NewSectionReader(f, 0, fi.Size()), busy)
 	if err != nil {
 		return fail(err)
 	}
@@ -193,7 +205,7 @@ func Run(path string, o Options) *Report {
 	if err != nil {
 		return fail(err)
 	}
-	b, err := Check(io.NewSectionReader(again, 0, info.Size()), false)
+	b, err := Check(io.NewSectionReader(again, 0, info.Size()), nil)
 	if err != nil {
 		return fail(err)
 	}

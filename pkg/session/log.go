@@ -412,7 +412,7 @@ func (l *Log) add(c Line, n int, off, length int64) {
 		return
 	}
 	nd := Node{ID: c.ID, Parent: NoParent, Line: int32(n), Off: off, Len: length, Kind: c.Kind, Role: roleOf(c.Role), Stamp: -1, Tools: c.ToolKinds}
-	if c.MsgOff+c.MsgLen < 1<<32 {
+	if int64(c.MsgOff)+int64(c.MsgLen) < 1<<32 {
 		nd.MsgOff, nd.MsgLen = uint32(c.MsgOff), uint32(c.MsgLen)
 	}
 	if last := len(l.Nodes) - 1; c.ParentID != "" && last >= 0 && l.Nodes[last].ID == c.ParentID {

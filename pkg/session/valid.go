@@ -205,13 +205,14 @@ func str(b []byte, i int, u *bool) (int, bool) {
 	i++
 	for {
 		if u != nil && *u {
-			for i+8 <= len(b) {
+			for i += asciiRun(b[i:]); i+8 <= len(b); {
 				w := binary.LittleEndian.Uint64(b[i:])
 				if special(w) {
 					break
 				}
-				if w&highs == 0 {
+				if w&highs == 0 { // a run of ASCII, perhaps long
 					i += 8
+					i += asciiRun(b[i:])
 					continue
 				}
 				// Plain bytes up to a sequence of UTF-8 (whose continuation
@@ -225,6 +226,7 @@ func str(b []byte, i int, u *bool) (int, bool) {
 				i = j + n
 			}
 		} else {
+			i += plainRun(b[i:])
 			for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
 				i += 8
 			}

@@ -88,3 +88,35 @@ func FuzzValid(f *testing.F) {
 		}
 	})
 }
+
+// TestRuns: plainRun and asciiRun (assembly on amd64) never pass a byte
+// that stops a run, and stop short of it only within a block, at every
+// length, position and alignment.
+func TestRuns(t *testing.T) {
+	stops := map[byte][2]bool{ // does it stop plainRun, asciiRun?
+		'"': {true, true}, '\\': {true, true}, 0x00: {true, true}, 0x1f: {true, true}, '\n': {true, true},
+		0x20: {false, false}, 'a': {false, false}, 0x7f: {false, false}, 0x80: {false, true}, 0xff: {false, true},
+	}
+	buf := bytes.Repeat([]byte("x"), 100)
+	for c, stop := range stops {
+		for off := range 3 {
+			for n := range 70 {
+				for p := -1; p < n; p++ {
+					b := append([]byte(nil), buf[:off+n]...)[off:]
+					if p >= 0 {
+						b[p] = c
+					}
+					for k, run := range []func([]byte) int{plainRun, asciiRun} {
+						want := n
+						if p >= 0 && stop[k] {
+							want = p
+						}
+						if got := run(b); got > want || want-got >= 16 && n-got >= 16 {
+							t.Fatalf("run %d of %d bytes with %#x at %d: %d, want %d (or up to 15 less)", k, n, c, p, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,15 @@
+//go:build !purego
+
+package session
+
+// plainRun returns the length of the run of plain string bytes (not '"',
+// '\\' or a control byte) that starts b, counted in whole sixteen-byte
+// blocks: the caller checks the bytes from there on. In run_amd64.s.
+//
+//go:noescape
+func plainRun(b []byte) int
+
+// asciiRun is plainRun that also stops at bytes >= 0x80.
+//
+//go:noescape
+func asciiRun(b []byte) int

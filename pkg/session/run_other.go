@@ -1,0 +1,30 @@
+//go:build !amd64 || purego
+
+package session
+
+import "encoding/binary"
+
+// plainRun returns the length of the run of plain string bytes (not '"',
+// '\\' or a control byte) that starts b, counted in whole eight-byte words
+// here (sixteen-byte blocks on amd64): the caller checks the bytes from
+// there on.
+func plainRun(b []byte) int {
+	i := 0
+	for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
+	return i
+}
+
+// asciiRun is plainRun that also stops at bytes >= 0x80.
+func asciiRun(b []byte) int {
+	i := 0
+	for i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if special(w) || w&highs != 0 {
+			break
+		}
+		i += 8
+	}
+	return i
+}
