@@ -118,7 +118,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 
 func stdinReport(r io.Reader) *fsck.Report {
 	rep := &fsck.Report{Path: "-", Findings: []fsck.Finding{}}
-	a, err := fsck.Check(r, false)
+	a, err := fsck.Check(r, nil)
 	if err != nil {
 		rep.Status, rep.Error, rep.Bits = "error", err.Error(), fsck.BitError
 		return rep

@@ -96,7 +96,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	if leaf >= 0 {
 		path = s.Log.Path(leaf)
 		if first := s.Log.Nodes[path[0]]; first.Parent == session.DanglingParent {
-			cli.Warnf(io.Stderr, name, "%s: entry %s (line %d) names a parent that is not in the file: the path starts there", label, first.ID, first.Line)
+			cli.Warnf(io.Stderr, name, "%s: entry %s (line %d) names a parent that is not in the file: the path starts there", label, s.Log.ID(path[0]), first.Line)
 		}
 	}
 	switch {

@@ -50,7 +50,7 @@ func FromLog(l *session.Log, f *os.File, fi os.FileInfo) *State {
 	s := &State{Good: l.Good, Messages: l.Messages, HeaderID: l.Header.ID, Created: l.Header.Timestamp, Cwd: l.Header.Cwd, LastTime: l.LastTime}
 	s.Dev, s.Ino = ident(fi)
 	if leaf := l.Leaf(); leaf >= 0 {
-		s.Leaf = l.Nodes[leaf].ID
+		s.Leaf = l.ID(leaf)
 		s.Stamp, s.StampKnown = l.Active(leaf)
 	}
 	l.EachID(func(id string) { // collected, then sorted once: inserting one by one is quadratic

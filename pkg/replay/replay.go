@@ -168,7 +168,8 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 	if leaf < 0 {
 		return in, nil
 	}
-	in.LeafID = &l.Nodes[leaf].ID
+	leafID := l.ID(leaf)
+	in.LeafID = &leafID
 	if st, ok := l.Active(leaf); ok {
 		in.Provider, in.Model = &st.Provider, &st.Model
 	}
@@ -208,7 +209,7 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 			})
 			switch session.Str(typ) {
 			case "toolUse":
-				pending = append(pending, PendingTool{EntryID: l.Nodes[i].ID, ID: session.Str(id), Name: session.Str(name), Input: session.Str(input)})
+				pending = append(pending, PendingTool{EntryID: l.ID(i), ID: session.Str(id), Name: session.Str(name), Input: session.Str(input)})
 			case "toolResult":
 				u := session.Str(useID)
 				for j := range pending {
@@ -231,14 +232,15 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 			return nil, err
 		}
 		msg := gjson.ParseBytes(m)
-		in.LastReply = &Reply{ID: l.Nodes[lastReply].ID, Text: Text(msg), StopReason: msg.Get("stopReason").Str, Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}
+		in.LastReply = &Reply{ID: l.ID(lastReply), Text: Text(msg), StopReason: msg.Get("stopReason").Str, Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}
 	}
 	in.PendingToolUses = append(in.PendingToolUses, pending...)
 	if last >= 0 && l.Nodes[last].Role == session.User {
 		m, _ := s.Message(last)
-		p := &Prompt{ID: l.Nodes[last].ID, Kind: "prompt", Text: Text(gjson.ParseBytes(m))}
+		p := &Prompt{ID: l.ID(last), Kind: "prompt", Text: Text(gjson.ParseBytes(m))}
 		if pid := l.Nodes[last].Parent; pid >= 0 {
-			p.ParentID = &l.Nodes[pid].ID
+			parent := l.ID(pid)
+			p.ParentID = &parent
 		}
 		if gjson.GetBytes(m, `content.#(type=="toolResult")`).Exists() {
 			p.Kind = "toolResults"

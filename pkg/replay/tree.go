@@ -96,7 +96,7 @@ func (s *Session) treeLine(w io.Writer, prefix string, i int32, nkids int, curre
 	if n.Parent == session.DanglingParent {
 		marks = append(marks, "orphan")
 	}
-	line := prefix + n.ID + " " + what
+	line := prefix + s.Log.ID(i) + " " + what
 	if summary != "" {
 		line += " " + summary
 	}

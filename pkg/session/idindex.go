@@ -51,23 +51,24 @@ func touched[T any](n int) []T {
 
 // find returns the slot of id (hashed h) and its value, or the empty slot
 // where it would go and found false.
-func (x *idIndex) find(h uint64, id string, nodes []Node) (slot int, v int32, found bool) {
+func (x *idIndex) find(h uint64, id string, l *Log) (slot int, v int32, found bool) {
 	mask := len(x.slots) - 1
 	for s := int(h) & mask; ; s = (s + 1) & mask {
 		switch e := x.slots[s]; {
 		case e.h == 0:
 			return s, 0, false
-		case e.h == h && x.id(e.v, nodes) == id:
+		case e.h == h && x.is(e.v, id, l):
 			return s, e.v, true
 		}
 	}
 }
 
-func (x *idIndex) id(v int32, nodes []Node) string {
+// is reports whether value v stands for id.
+func (x *idIndex) is(v int32, id string, l *Log) bool {
 	if v >= 0 {
-		return nodes[v].ID
+		return string(l.id(v)) == id
 	}
-	return x.taken[-1-v]
+	return x.taken[-1-v] == id
 }
 
 // put stores v for an id that find did not find, in its slot.

@@ -14,9 +14,11 @@ const (
 )
 
 // Node is one entry of the tree: a valid message entry, or an entry of an
-// unknown type that has an id.
+// unknown type that has an id (Log.ID). A Node holds no pointers: the
+// garbage collector never scans the index of a large log.
 type Node struct {
-	ID     string
+	idOff  int64 // the id: Log.idBytes[idOff:idOff+idLen]
+	idLen  uint32
 	Off    int64 // offset of the line
 	Len    int64 // length of the line without "\n"
 	Parent int32 // index in Log.Nodes, or NoParent, or DanglingParent
@@ -102,6 +104,15 @@ type Log struct {
 	Stopped    *Problem       // where a StopAtCorrupt scan stopped
 	CorruptMid bool           // a corrupt line lies before Good
 	ids        idIndex
+	idBytes    []byte // the ids of Nodes, end to end
+}
+
+// ID returns the id of node i.
+func (l *Log) ID(i int32) string { return string(l.id(i)) }
+
+func (l *Log) id(i int32) []byte {
+	n := &l.Nodes[i]
+	return l.idBytes[n.idOff : n.idOff+int64(n.idLen)]
 }
 
 // Torn reports whether the file ends in a torn tail: bytes after the last
@@ -113,14 +124,14 @@ func (l *Log) Leaf() int32 { return int32(len(l.Nodes)) - 1 }
 
 // Lookup returns the index of the node with id, or -1.
 func (l *Log) Lookup(id string) int32 {
-	if _, i, ok := l.ids.find(hashID(id), id, l.Nodes); ok && i >= 0 {
+	if _, i, ok := l.ids.find(hashID(id), id, l); ok && i >= 0 {
 		return i
 	}
 	return -1
 }
 
 // Taken reports whether id is used by any line of the file.
-func (l *Log) Taken(id string) bool { _, _, ok := l.ids.find(hashID(id), id, l.Nodes); return ok }
+func (l *Log) Taken(id string) bool { _, _, ok := l.ids.find(hashID(id), id, l); return ok }
 
 // Path returns the node indexes from the root to node i, in order. It stops
 // at a dangling parent.
@@ -395,7 +406,7 @@ func (l *Log) add(c Line, n int, off, length int64) {
 		if c.ID == "" {
 			return
 		}
-		if slot, _, ok := l.ids.find(c.idHash, c.ID, l.Nodes); !ok {
+		if slot, _, ok := l.ids.find(c.idHash, c.ID, l); !ok {
 			l.ids.taken = append(l.ids.taken, c.ID) // used, but not a node of the tree
 			l.ids.put(slot, c.idHash, int32(-len(l.ids.taken)))
 		}
@@ -406,19 +417,19 @@ func (l *Log) add(c Line, n int, off, length int64) {
 			return
 		}
 	}
-	slot, _, dup := l.ids.find(c.idHash, c.ID, l.Nodes)
+	slot, _, dup := l.ids.find(c.idHash, c.ID, l)
 	if dup {
 		l.DupIDs = append(l.DupIDs, Problem{Line: n, Off: off, ID: c.ID, What: "repeats an earlier entry id"})
 		return
 	}
-	nd := Node{ID: c.ID, Parent: NoParent, Line: int32(n), Off: off, Len: length, Kind: c.Kind, Role: roleOf(c.Role), Stamp: -1, Tools: c.ToolKinds}
+	nd := Node{idOff: int64(len(l.idBytes)), idLen: uint32(len(c.ID)), Parent: NoParent, Line: int32(n), Off: off, Len: length, Kind: c.Kind, Role: roleOf(c.Role), Stamp: -1, Tools: c.ToolKinds}
 	if int64(c.MsgOff)+int64(c.MsgLen) < 1<<32 {
 		nd.MsgOff, nd.MsgLen = uint32(c.MsgOff), uint32(c.MsgLen)
 	}
-	if last := len(l.Nodes) - 1; c.ParentID != "" && last >= 0 && l.Nodes[last].ID == c.ParentID {
-		nd.Parent = int32(last) // the common case: a reply to the entry just before
+	if last := int32(len(l.Nodes)) - 1; c.ParentID != "" && last >= 0 && string(l.id(last)) == c.ParentID {
+		nd.Parent = last // the common case: a reply to the entry just before
 	} else if c.ParentID != "" {
-		if _, p, ok := l.ids.find(hashID(c.ParentID), c.ParentID, l.Nodes); ok && p >= 0 {
+		if _, p, ok := l.ids.find(hashID(c.ParentID), c.ParentID, l); ok && p >= 0 {
 			nd.Parent = p
 		} else {
 			nd.Parent = DanglingParent
@@ -435,6 +446,7 @@ func (l *Log) add(c Line, n int, off, length int64) {
 		l.LastTime = c.Timestamp
 	}
 	l.Nodes = append(l.Nodes, nd)
+	l.idBytes = append(l.idBytes, c.ID...)
 	l.ids.put(slot, c.idHash, int32(len(l.Nodes)-1))
 }
 
@@ -454,7 +466,7 @@ func (l *Log) stamp(s Stamp) int32 {
 // EachID calls fn with every id the file uses: nodes and invalid entries.
 func (l *Log) EachID(fn func(string)) {
 	for i := range l.Nodes {
-		fn(l.Nodes[i].ID)
+		fn(l.ID(int32(i)))
 	}
 	for _, id := range l.ids.taken {
 		fn(id)

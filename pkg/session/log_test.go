@@ -25,7 +25,7 @@ func TestScan(t *testing.T) {
 	if !l.HeaderOK || len(l.Nodes) != 5 || l.Messages != 4 || l.Unknown["label"] != 1 || l.Torn() || l.LastTime != "t2" {
 		t.Fatalf("scan: %+v", l)
 	}
-	if got := l.Nodes[l.Leaf()].ID; got != "d" {
+	if got := l.ID(l.Leaf()); got != "d" {
 		t.Fatalf("leaf %s, want d", got)
 	}
 	if s, _ := l.Active(l.Lookup("c")); s.Provider != "p2" {
@@ -36,7 +36,7 @@ func TestScan(t *testing.T) {
 	}
 	var path []string
 	for _, i := range l.Path(l.Lookup("c")) {
-		path = append(path, l.Nodes[i].ID)
+		path = append(path, l.ID(i))
 	}
 	if strings.Join(path, ",") != "a,b,c" {
 		t.Fatalf("path %v", path)

@@ -159,7 +159,7 @@ func TestConcurrentAppenders(t *testing.T) {
 	}
 	for i, n := range l.Nodes[1:] {
 		if n.Parent != int32(i) {
-			t.Fatalf("entry %s: parent %d, want the entry before it (%d): not one chain", n.ID, n.Parent, i)
+			t.Fatalf("entry %s: parent %d, want the entry before it (%d): not one chain", l.ID(int32(i+1)), n.Parent, i)
 		}
 	}
 	for _, o := range outs {

@@ -290,7 +290,7 @@ func chain(file string) {
 	l, _ := session.Scan(f, session.ScanOptions{})
 	for i, n := range l.Nodes[1:] {
 		if n.Parent != int32(i) {
-			fail("%s: entry %s is not a child of the entry before it", file, n.ID)
+			fail("%s: entry %s is not a child of the entry before it", file, l.ID(int32(i+1)))
 			return
 		}
 	}
