@@ -181,11 +181,13 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 	small := false
 	if s, ok := r.(interface{ Size() int64 }); ok {
 		small = s.Size() < 2*chunkSize
-		// About one entry per 2 KiB: one allocation instead of many copies
-		// (and of many rehashes).
-		n := min(s.Size()/2048, 1<<22)
+		// One allocation instead of many copies and rehashes: room for an
+		// entry per KiB, though most are larger (the pages of Nodes are
+		// never touched before they are written, so room costs no memory),
+		// and an index for an entry per 2 KiB (its pages are touched first).
+		n := min(s.Size()/1024, 1<<23)
 		l.Nodes = make([]Node, 0, n)
-		l.ids = newIDIndex(int(n))
+		l.ids = newIDIndex(int(n / 2))
 	} else {
 		l.ids = newIDIndex(0)
 	}
