@@ -16,16 +16,22 @@ type idIndex struct {
 	taken []string // ids of invalid entries: used, but not nodes
 }
 
+// idSlot is eight bytes, so that the table of a large log stays small in
+// the caches: the high half of the hash (the low half picks the slot) and
+// the value.
 type idSlot struct {
-	h uint64 // 0: empty
-	v int32  // a node index, or -1-i for taken[i]
+	tag uint32 // 0: empty
+	v   int32  // a node index, or -1-i for taken[i]
 }
+
+// tagOf is the part of hash h a slot keeps; never 0.
+func tagOf(h uint64) uint32 { return uint32(h>>32) | 1 }
 
 // idSeed keys the hashes of every index in this process.
 var idSeed = maphash.MakeSeed()
 
-// hashID hashes an entry id for the index; never 0.
-func hashID(id string) uint64 { return maphash.String(idSeed, id) | 1 }
+// hashID hashes an entry id for the index.
+func hashID(id string) uint64 { return maphash.String(idSeed, id) }
 
 func newIDIndex(capacity int) idIndex {
 	size := 16
@@ -52,12 +58,12 @@ func touched[T any](n int) []T {
 // find returns the slot of id (hashed h) and its value, or the empty slot
 // where it would go and found false.
 func (x *idIndex) find(h uint64, id string, l *Log) (slot int, v int32, found bool) {
-	mask := len(x.slots) - 1
+	mask, tag := len(x.slots)-1, tagOf(h)
 	for s := int(h) & mask; ; s = (s + 1) & mask {
 		switch e := x.slots[s]; {
-		case e.h == 0:
+		case e.tag == 0:
 			return s, 0, false
-		case e.h == h && x.is(e.v, id, l):
+		case e.tag == tag && x.is(e.v, id, l):
 			return s, e.v, true
 		}
 	}
@@ -71,9 +77,9 @@ func (x *idIndex) is(v int32, id string, l *Log) bool {
 	return x.taken[-1-v] == id
 }
 
-// put stores v for an id that find did not find, in its slot.
-func (x *idIndex) put(slot int, h uint64, v int32) {
-	x.slots[slot] = idSlot{h, v}
+// put stores v for an id (hashed h) that find did not find, in its slot.
+func (x *idIndex) put(slot int, h uint64, v int32, l *Log) {
+	x.slots[slot] = idSlot{tagOf(h), v}
 	x.n++
 	if 4*x.n <= 3*len(x.slots) { // linear probing stays short below 3/4 full
 		return
@@ -82,11 +88,17 @@ func (x *idIndex) put(slot int, h uint64, v int32) {
 	x.slots = touched[idSlot](2 * len(old))
 	mask := len(x.slots) - 1
 	for _, e := range old {
-		if e.h == 0 {
+		if e.tag == 0 {
 			continue
 		}
-		s := int(e.h) & mask
-		for x.slots[s].h != 0 {
+		// The slot keeps only half the hash: hash the id again.
+		var s int
+		if e.v >= 0 {
+			s = int(maphash.Bytes(idSeed, l.id(e.v))) & mask
+		} else {
+			s = int(hashID(x.taken[-1-e.v])) & mask
+		}
+		for x.slots[s].tag != 0 {
 			s = (s + 1) & mask
 		}
 		x.slots[s] = e

@@ -410,7 +410,7 @@ func (l *Log) add(c Line, n int, off, length int64) {
 		}
 		if slot, _, ok := l.ids.find(c.idHash, c.ID, l); !ok {
 			l.ids.taken = append(l.ids.taken, c.ID) // used, but not a node of the tree
-			l.ids.put(slot, c.idHash, int32(-len(l.ids.taken)))
+			l.ids.put(slot, c.idHash, int32(-len(l.ids.taken)), l)
 		}
 		return
 	case KindUnknown:
@@ -449,7 +449,7 @@ func (l *Log) add(c Line, n int, off, length int64) {
 	}
 	l.Nodes = append(l.Nodes, nd)
 	l.idBytes = append(l.idBytes, c.ID...)
-	l.ids.put(slot, c.idHash, int32(len(l.Nodes)-1))
+	l.ids.put(slot, c.idHash, int32(len(l.Nodes)-1), l)
 }
 
 func (l *Log) stamp(s Stamp) int32 {
