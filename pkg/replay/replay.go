@@ -57,26 +57,112 @@ func (s *Session) Message(i int32) ([]byte, error) {
 // EachLine calls fn with the line of each node of path, in order. Parents
 // always come before their children in a file, so a path is in file order:
 // the lines are read in large sequential blocks, and sliced out of them by
-// the offsets of the index, without looking for line ends again.
+// the offsets of the index, without looking for line ends again. Blocks are
+// read ahead on other cores while fn works (a few at a time: memory stays
+// flat however long the path).
 func (s *Session) EachLine(path []int32, fn func(i int32, line []byte) error) error {
-	const block = 4 << 20
-	var buf []byte
-	var bufOff int64 // file offset of buf[0]
+	blocks := s.blocks(path)
+	if len(blocks) == 0 {
+		return nil
+	}
+	if len(blocks) == 1 { // most sessions: one read, no goroutines
+		b := blocks[0]
+		buf := make([]byte, b.size)
+		if err := s.readBlock(buf, b); err != nil {
+			return err
+		}
+		return s.eachIn(path[b.first:b.end], buf, b.off, fn)
+	}
+	const ahead = 4
+	free := make(chan []byte, ahead)
+	for range ahead {
+		free <- nil
+	}
+	type read struct {
+		buf []byte
+		err error
+	}
+	ready := make([]chan read, len(blocks))
+	for k := range ready {
+		ready[k] = make(chan read, 1)
+	}
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		for k, b := range blocks {
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-quit:
+				return
+			}
+			go func() {
+				if int64(cap(buf)) < b.size {
+					buf = make([]byte, b.size)
+				}
+				buf = buf[:b.size]
+				ready[k] <- read{buf, s.readBlock(buf, b)}
+			}()
+		}
+	}()
+	for k, b := range blocks {
+		r := <-ready[k]
+		if r.err != nil {
+			return r.err
+		}
+		if err := s.eachIn(path[b.first:b.end], r.buf, b.off, fn); err != nil {
+			return err
+		}
+		free <- r.buf
+	}
+	return nil
+}
+
+// block is a stretch of the file read at once: the lines of path[first:end].
+type block struct {
+	off, size  int64
+	first, end int
+}
+
+// blockSize is the least a block reads.
+const blockSize = 2 << 20
+
+// blocks plans the reads of the lines of path.
+func (s *Session) blocks(path []int32) []block {
+	var out []block
+	for k, i := range path {
+		n := &s.Log.Nodes[i]
+		if len(out) > 0 {
+			if b := &out[len(out)-1]; n.Off >= b.off && n.Off+n.Len <= b.off+b.size {
+				b.end = k + 1
+				continue
+			}
+		}
+		size := min(max(blockSize, n.Len), s.Log.Good-n.Off)
+		out = append(out, block{off: n.Off, size: size, first: k, end: k + 1})
+	}
+	return out
+}
+
+// readBlock reads block b into buf, all of it: the block lies before the
+// end the scan found, so a short read means the file shrank meanwhile.
+func (s *Session) readBlock(buf []byte, b block) error {
+	n, err := s.r.ReadAt(buf, b.off)
+	switch {
+	case n == len(buf):
+		return nil
+	case err == nil || errors.Is(err, io.EOF):
+		return fmt.Errorf("read back the log at byte %d: the file shrank while it was read", b.off+int64(n))
+	default:
+		return fmt.Errorf("read back the log at byte %d: %w", b.off, err)
+	}
+}
+
+// eachIn calls fn with the lines of path, all within buf (read at off).
+func (s *Session) eachIn(path []int32, buf []byte, off int64, fn func(i int32, line []byte) error) error {
 	for _, i := range path {
 		n := &s.Log.Nodes[i]
-		if n.Off < bufOff || n.Off+n.Len > bufOff+int64(len(buf)) {
-			size := max(block, n.Len)
-			size = min(size, s.Log.Good-n.Off)
-			if int64(cap(buf)) < size {
-				buf = make([]byte, size)
-			}
-			buf = buf[:size]
-			if _, err := s.r.ReadAt(buf, n.Off); err != nil && !errors.Is(err, io.EOF) {
-				return fmt.Errorf("read back line %d: %w", n.Line, err)
-			}
-			bufOff = n.Off
-		}
-		start := n.Off - bufOff
+		start := n.Off - off
 		if err := fn(i, buf[start:start+n.Len]); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/panto-dev/panto/pkg/session"
@@ -112,5 +113,72 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("seed %d message %d:\n got %q\nwant %q", seed, i, got[i], want[i])
 			}
 		}
+	}
+}
+
+// TestEachLineBlocks: a path of many blocks (lines larger than a block
+// among them) reads back the lines byte for byte, in order, whether fn goes
+// to the end or stops early; a file that shrank since the scan is an error,
+// never stale bytes.
+func TestEachLineBlocks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	var b bytes.Buffer
+	b.WriteString(`{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/"}` + "\n")
+	r := rand.New(rand.NewPCG(7, 7))
+	parent := "null"
+	for i := range 400 {
+		size := r.IntN(60 << 10)
+		if i%97 == 5 {
+			size = blockSize + r.IntN(blockSize) // longer than a block
+		}
+		fmt.Fprintf(&b, `{"type":"message","id":"e%d","parentId":%s,"timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"%s"}]}}`+"\n", i, parent, bytes.Repeat([]byte{'a' + byte(i%26)}, size))
+		parent = fmt.Sprintf(`"e%d"`, i)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := Open(f, int64(b.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Log.Path(s.Log.Leaf())
+	if len(p) != 400 || len(s.blocks(p)) < 10 {
+		t.Fatalf("path of %d entries in %d blocks: want 400 in many", len(p), len(s.blocks(p)))
+	}
+	var seen []int32
+	err = s.EachLine(p, func(i int32, line []byte) error {
+		want, err := s.Line(i)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(line, want) {
+			return fmt.Errorf("line of entry %d differs", i)
+		}
+		seen = append(seen, i)
+		return nil
+	})
+	if err != nil || len(seen) != len(p) || seen[len(seen)-1] != p[len(p)-1] {
+		t.Fatalf("EachLine: %v, %d lines", err, len(seen))
+	}
+	stop := fmt.Errorf("stop")
+	if err := s.EachLine(p, func(i int32, _ []byte) error {
+		if i == p[50] {
+			return stop
+		}
+		return nil
+	}); err != stop {
+		t.Fatalf("EachLine stopped by fn: %v, want fn's error", err)
+	}
+	if err := os.Truncate(path, int64(b.Len()/2)); err != nil {
+		t.Fatal(err)
+	}
+	err = s.EachLine(p, func(int32, []byte) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "shrank") {
+		t.Fatalf("EachLine after the file shrank: %v, want an error", err)
 	}
 }
