@@ -321,6 +321,14 @@ func strOf(val []byte) string {
 		return "assistant"
 	case `"system"`:
 		return "system"
+	case `"text"`:
+		return "text"
+	case `"thinking"`:
+		return "thinking"
+	case `"toolUse"`:
+		return "toolUse"
+	case `"toolResult"`:
+		return "toolResult"
 	}
 	return Str(val)
 }
@@ -345,14 +353,26 @@ func checkUsage(u []byte) error {
 	return err
 }
 
-// blockFields lists the string fields each block type requires.
-var blockFields = map[string][]string{
-	"text":             {"text"},
-	"thinking":         {"thinking"},
-	"redactedThinking": {"data"},
-	"toolUse":          {"id", "name", "input"},
-	"toolResult":       {"toolUseId", "content"},
+// blockFields returns the string fields (indexes in blockKeys) a block of
+// type typ requires, and false for an unknown type.
+func blockFields(typ string) ([]int, bool) {
+	switch typ {
+	case "text":
+		return required[0:1], true
+	case "thinking":
+		return required[1:2], true
+	case "redactedThinking":
+		return required[2:3], true
+	case "toolUse":
+		return required[3:6], true
+	case "toolResult":
+		return required[6:8], true
+	}
+	return nil, false
 }
+
+// required holds the runs of indexes blockFields returns.
+var required = [...]int{0, 1, 2, 3, 4, 5, 6, 7}
 
 // checkBlockAt validates the content block at b[i], numbered n, nested depth
 // deep, and returns the index after it (-1 when it is not valid JSON).
@@ -389,26 +409,17 @@ func checkBlockAt(b []byte, i, n, depth int, u *bool, sink *toolSink) (int, erro
 	if !ok {
 		return -1, nil
 	}
-	typ := Str(t)
-	required, known := blockFields[typ]
+	typ := strOf(t)
+	fields, known := blockFields(typ)
 	if !IsString(t) || !known {
 		return end, fmt.Errorf("%w: content block %d has unknown type %s", ErrInvalidMsg, n, t)
 	}
-	var input []byte
-	for _, name := range required {
-		var v []byte
-		for j, nm := range blockKeys {
-			if nm == name {
-				v = vals[j]
-			}
-		}
-		if !IsString(v) {
-			return end, fmt.Errorf("%w: %s block %d needs a string %q", ErrInvalidMsg, typ, n, name)
-		}
-		if name == "input" {
-			input = v
+	for _, j := range fields {
+		if !IsString(vals[j]) {
+			return end, fmt.Errorf("%w: %s block %d needs a string %q", ErrInvalidMsg, typ, n, blockKeys[j])
 		}
 	}
+	input := vals[5]
 	if typ == "thinking" && sig != nil && !IsString(sig) {
 		return end, fmt.Errorf("%w: thinking block %d has a non-string \"signature\"", ErrInvalidMsg, n)
 	}
