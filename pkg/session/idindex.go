@@ -16,6 +16,10 @@ type idIndex struct {
 	taken []string // ids of invalid entries: used, but not nodes
 }
 
+// prefetch asks for the slot where the probe for an id hashed h starts,
+// ahead of its find.
+func (x *idIndex) prefetch(h uint64) { prefetch(&x.slots[int(h)&(len(x.slots)-1)]) }
+
 // idSlot is eight bytes, so that the table of a large log stays small in
 // the caches: the high half of the hash (the low half picks the slot) and
 // the value.

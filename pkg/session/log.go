@@ -276,6 +276,11 @@ type chunkLine struct {
 
 const chunkSize = 1 << 20
 
+// prefetchAhead is how many lines ahead the indexer asks for the slot of an id:
+// the index of a large log is larger than the caches, and a request made
+// early overlaps its miss with the work on the lines before.
+const prefetchAhead = 8
+
 func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 	workers := runtime.GOMAXPROCS(0)
 	work := make(chan *chunk, workers)
@@ -296,6 +301,9 @@ func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 	for ch := range ordered {
 		<-ch.done
 		for i := range ch.lines {
+			if j := i + prefetchAhead; j < len(ch.lines) {
+				l.ids.prefetch(ch.lines[j].c.idHash)
+			}
 			cl := &ch.lines[i]
 			n++
 			if !l.step(n, ch.base+int64(cl.start), ch.data[cl.start:cl.end], cl.term, &cl.c, opt) {

@@ -13,3 +13,8 @@ func plainRun(b []byte) int
 //
 //go:noescape
 func asciiRun(b []byte) int
+
+// prefetch asks for the cache line of *p without waiting for it.
+//
+//go:noescape
+func prefetch(p *idSlot)
