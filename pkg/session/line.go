@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"fmt"
-	"unicode/utf8"
 )
 
 // Version is the format version this package reads and writes.
@@ -75,14 +74,9 @@ func Classify(raw []byte) Line { return classifyLine(raw, false, false) }
 // classifyLine is Classify; with tools it also lists the tool blocks, with
 // checkUTF8 it sets BadUTF8 (in the same pass).
 func classifyLine(raw []byte, tools, checkUTF8 bool) Line {
-	utf8OK := true
-	var u *bool
-	if checkUTF8 {
-		u = &utf8OK
-	}
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		c := Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !utf8.Valid(raw)}
+		c := Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !validUTF8(raw)}
 		if ValidJSON(raw) {
 			c.Problem, c.NotObject = "not a JSON object", true
 		}
@@ -96,17 +90,17 @@ func classifyLine(raw []byte, tools, checkUTF8 bool) Line {
 	if tools {
 		sink.refs = &l.Tools
 	}
-	end, ok := object(raw, i, 0, u, func(k []byte, vs int) int {
+	end, ok := object(raw, i, 0, func(k []byte, vs int) int {
 		k = plainKey(k)
 		if msg == nil && raw[vs] == '{' && string(k) == "message" {
 			var end int
-			end, role, msgErr = checkMessageAt(raw, vs, 1, u, &sink)
+			end, role, msgErr = checkMessageAt(raw, vs, 1, &sink)
 			if end >= 0 {
 				msg = raw[vs:end]
 			}
 			return end
 		}
-		ve := skip(raw, vs, 1, u)
+		ve := skip(raw, vs, 1)
 		var dst *[]byte
 		switch string(k) {
 		case "type":
@@ -136,9 +130,10 @@ func classifyLine(raw []byte, tools, checkUTF8 bool) Line {
 		return ve
 	})
 	if !ok || skipWS(raw, end) != len(raw) {
-		return Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !utf8.Valid(raw)}
+		return Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !validUTF8(raw)}
 	}
-	l.BadUTF8 = !utf8OK
+	// Outside its strings valid JSON is ASCII: the line's bytes are its strings'.
+	l.BadUTF8 = checkUTF8 && !validUTF8(raw)
 	if !IsString(typ) {
 		return Line{Kind: KindInvalid, Type: string(typ), Problem: "no string \"type\"", BadUTF8: l.BadUTF8}
 	}
@@ -207,7 +202,7 @@ func CheckMessage(raw []byte) (role string, err error) {
 		}
 		return "", fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
 	}
-	end, role, err := checkMessageAt(raw, i, 0, nil, nil)
+	end, role, err := checkMessageAt(raw, i, 0, nil)
 	if end < 0 || skipWS(raw, end) != len(raw) {
 		return "", fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
 	}
@@ -215,25 +210,25 @@ func CheckMessage(raw []byte) (role string, err error) {
 }
 
 // checkMessageAt validates the message object at b[i] == '{', nested depth
-// deep, as JSON (checking UTF-8 into *u, when u is not nil) and as a message,
-// in one pass. It returns the index after the object (-1 when it is not
-// valid JSON) and the role; sink, when not nil, learns of its tool blocks.
-func checkMessageAt(b []byte, i, depth int, u *bool, sink *toolSink) (end int, role string, err error) {
+// deep, as JSON and as a message, in one pass. It returns the index after
+// the object (-1 when it is not valid JSON) and the role; sink, when not
+// nil, learns of its tool blocks.
+func checkMessageAt(b []byte, i, depth int, sink *toolSink) (end int, role string, err error) {
 	var r, provider, model, stop, usage []byte
 	content, isArray := false, false
 	var blockErr error
-	end, ok := object(b, i, depth, u, func(k []byte, vs int) int {
+	end, ok := object(b, i, depth, func(k []byte, vs int) int {
 		k = plainKey(k)
 		if !content && string(k) == "content" {
 			content = true
 			if b[vs] != '[' {
-				return skip(b, vs, depth+1, u)
+				return skip(b, vs, depth+1)
 			}
 			isArray = true
 			n := 0
-			end, ok := array(b, vs, depth+1, u, func(es int) int {
+			end, ok := array(b, vs, depth+1, func(es int) int {
 				n++
-				be, err := checkBlockAt(b, es, n, depth+2, u, sink)
+				be, err := checkBlockAt(b, es, n, depth+2, sink)
 				if blockErr == nil {
 					blockErr = err
 				}
@@ -244,7 +239,7 @@ func checkMessageAt(b []byte, i, depth int, u *bool, sink *toolSink) (end int, r
 			}
 			return end
 		}
-		ve := skip(b, vs, depth+1, u)
+		ve := skip(b, vs, depth+1)
 		var dst *[]byte
 		switch string(k) {
 		case "role":
@@ -290,8 +285,8 @@ func checkMessageAt(b []byte, i, depth int, u *bool, sink *toolSink) (end int, r
 
 // skip validates the value at b[i], nested depth deep, and returns the
 // index after it, or -1 when it is not valid JSON.
-func skip(b []byte, i, depth int, u *bool) int {
-	end, ok := value(b, i, depth, u)
+func skip(b []byte, i, depth int) int {
+	end, ok := value(b, i, depth)
 	if !ok {
 		return -1
 	}
@@ -376,14 +371,14 @@ var required = [...]int{0, 1, 2, 3, 4, 5, 6, 7}
 
 // checkBlockAt validates the content block at b[i], numbered n, nested depth
 // deep, and returns the index after it (-1 when it is not valid JSON).
-func checkBlockAt(b []byte, i, n, depth int, u *bool, sink *toolSink) (int, error) {
+func checkBlockAt(b []byte, i, n, depth int, sink *toolSink) (int, error) {
 	if b[i] != '{' {
-		return skip(b, i, depth, u), fmt.Errorf("%w: content block %d is not an object", ErrInvalidMsg, n)
+		return skip(b, i, depth), fmt.Errorf("%w: content block %d is not an object", ErrInvalidMsg, n)
 	}
 	var t, sig []byte
 	var vals [len(blockKeys)][]byte
-	end, ok := object(b, i, depth, u, func(k []byte, vs int) int {
-		ve := skip(b, vs, depth+1, u)
+	end, ok := object(b, i, depth, func(k []byte, vs int) int {
+		ve := skip(b, vs, depth+1)
 		if ve < 0 {
 			return -1
 		}

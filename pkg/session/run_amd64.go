@@ -9,11 +9,6 @@ package session
 //go:noescape
 func plainRun(b []byte) int
 
-// asciiRun is plainRun that also stops at bytes >= 0x80.
-//
-//go:noescape
-func asciiRun(b []byte) int
-
 // prefetch asks for the cache line of *p without waiting for it.
 //
 //go:noescape

@@ -16,18 +16,5 @@ func plainRun(b []byte) int {
 	return i
 }
 
-// asciiRun is plainRun that also stops at bytes >= 0x80.
-func asciiRun(b []byte) int {
-	i := 0
-	for i+8 <= len(b) {
-		w := binary.LittleEndian.Uint64(b[i:])
-		if special(w) || w&highs != 0 {
-			break
-		}
-		i += 8
-	}
-	return i
-}
-
 // prefetch would ask for the cache line of *p; here it does nothing.
 func prefetch(p *idSlot) {}

@@ -1,42 +1,32 @@
 package session
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "encoding/binary"
 
 // ValidJSON reports whether b is one complete JSON value (RFC 8259), with
 // surrounding white space. Bytes inside strings are not required to be
 // valid UTF-8: SPEC §2 keeps such bytes exactly as written (encoding/json
-// accepts them too; gjson's validator does not). String bodies, which are
-// most of a session's bytes, are checked eight bytes at a time.
+// accepts them too; gjson's validator does not); validUTF8 checks them
+// apart. String bodies, which are most of a session's bytes, are scanned
+// sixteen bytes at a time.
 func ValidJSON(b []byte) bool {
-	i, ok := value(b, skipWS(b, 0), 0, nil)
+	i, ok := value(b, skipWS(b, 0), 0)
 	return ok && skipWS(b, i) == len(b)
-}
-
-// ValidJSONUTF8 is ValidJSON that also reports, in the same pass, whether
-// every string holds valid UTF-8.
-func ValidJSONUTF8(b []byte) (valid, utf8OK bool) {
-	utf8OK = true
-	i, ok := value(b, skipWS(b, 0), 0, &utf8OK)
-	return ok && skipWS(b, i) == len(b), utf8OK
 }
 
 // maxDepth bounds nesting, as encoding/json does.
 const maxDepth = 10000
 
-func value(b []byte, i, depth int, u *bool) (int, bool) {
+func value(b []byte, i, depth int) (int, bool) {
 	if i >= len(b) {
 		return i, false
 	}
 	switch c := b[i]; {
 	case c == '"':
-		return str(b, i, u)
+		return str(b, i)
 	case c == '{':
-		return object(b, i, depth, u, nil)
+		return object(b, i, depth, nil)
 	case c == '[':
-		return array(b, i, depth, u, nil)
+		return array(b, i, depth, nil)
 	case c == 't':
 		return literal(b, i, "true")
 	case c == 'f':
@@ -55,7 +45,7 @@ func value(b []byte, i, depth int, u *bool) (int, bool) {
 // itself (value does, one level deeper; b[vs] exists) and returns the
 // index after it, or -1 when it is not valid. Without fn, value validates every member. So a
 // caller walks what it needs and validates all, in one pass over the bytes.
-func object(b []byte, i, depth int, u *bool, fn func(key []byte, vs int) int) (int, bool) {
+func object(b []byte, i, depth int, fn func(key []byte, vs int) int) (int, bool) {
 	if depth >= maxDepth {
 		return i, false
 	}
@@ -69,7 +59,7 @@ func object(b []byte, i, depth int, u *bool, fn func(key []byte, vs int) int) (i
 		}
 		ks := i
 		var ok bool
-		if i, ok = str(b, i, u); !ok {
+		if i, ok = str(b, i); !ok {
 			return i, false
 		}
 		key := b[ks+1 : i-1]
@@ -82,7 +72,7 @@ func object(b []byte, i, depth int, u *bool, fn func(key []byte, vs int) int) (i
 			return vs, false
 		}
 		if fn == nil {
-			if i, ok = value(b, vs, depth+1, u); !ok {
+			if i, ok = value(b, vs, depth+1); !ok {
 				return i, false
 			}
 		} else if i = fn(key, vs); i < 0 {
@@ -104,7 +94,7 @@ func object(b []byte, i, depth int, u *bool, fn func(key []byte, vs int) int) (i
 
 // array validates the array at b[i] == '[' as object does an object,
 // calling fn, when not nil, with the index where each element starts.
-func array(b []byte, i, depth int, u *bool, fn func(vs int) int) (int, bool) {
+func array(b []byte, i, depth int, fn func(vs int) int) (int, bool) {
 	if depth >= maxDepth {
 		return i, false
 	}
@@ -119,7 +109,7 @@ func array(b []byte, i, depth int, u *bool, fn func(vs int) int) (int, bool) {
 		vs := i
 		var ok bool
 		if fn == nil {
-			if i, ok = value(b, vs, depth+1, u); !ok {
+			if i, ok = value(b, vs, depth+1); !ok {
 				return i, false
 			}
 		} else if i = fn(vs); i < 0 {
@@ -199,37 +189,13 @@ func special(w uint64) bool {
 	return ((q-ones)&^q|(s-ones)&^s|(w-0x20*ones)&^w)&highs != 0
 }
 
-// str returns the index after the string that starts at b[i] == '"'. With
-// u, it also checks UTF-8, clearing *u at the first invalid sequence.
-func str(b []byte, i int, u *bool) (int, bool) {
+// str returns the index after the string that starts at b[i] == '"'.
+func str(b []byte, i int) (int, bool) {
 	i++
 	for {
-		if u != nil && *u {
-			for i += asciiRun(b[i:]); i+8 <= len(b); {
-				w := binary.LittleEndian.Uint64(b[i:])
-				if special(w) {
-					break
-				}
-				if w&highs == 0 { // a run of ASCII, perhaps long
-					i += 8
-					i += asciiRun(b[i:])
-					continue
-				}
-				// Plain bytes up to a sequence of UTF-8 (whose continuation
-				// bytes are never special): check it and go on after it.
-				j := i + bits.TrailingZeros64(w&highs)/8
-				n := runeLen(b, j)
-				if n == 0 {
-					i = j
-					break
-				}
-				i = j + n
-			}
-		} else {
-			i += plainRun(b[i:])
-			for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
-				i += 8
-			}
+		i += plainRun(b[i:])
+		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
 		}
 		if i >= len(b) {
 			return i, false
@@ -259,50 +225,8 @@ func str(b []byte, i int, u *bool) (int, bool) {
 			}
 		case c < 0x20:
 			return i, false
-		case c >= 0x80 && u != nil && *u:
-			if n := runeLen(b, i); n > 0 {
-				i += n
-			} else {
-				*u = false
-				i++
-			}
 		default:
 			i++
 		}
 	}
-}
-
-// runeLen returns the length of the valid UTF-8 sequence that starts at
-// b[i] >= 0x80, or 0 when it is not one (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF).
-func runeLen(b []byte, i int) int {
-	c := b[i]
-	lo, hi := byte(0x80), byte(0xBF) // the range of the second byte
-	switch {
-	case c < 0xC2 || c > 0xF4:
-		return 0
-	case c < 0xE0:
-		if i+1 < len(b) && b[i+1]&0xC0 == 0x80 {
-			return 2
-		}
-		return 0
-	case c == 0xE0:
-		lo = 0xA0
-	case c == 0xED:
-		hi = 0x9F
-	case c == 0xF0:
-		lo = 0x90
-	case c == 0xF4:
-		hi = 0x8F
-	}
-	if i+2 >= len(b) || b[i+1] < lo || b[i+1] > hi || b[i+2]&0xC0 != 0x80 {
-		return 0
-	}
-	if c < 0xF0 {
-		return 3
-	}
-	if i+3 < len(b) && b[i+3]&0xC0 == 0x80 {
-		return 4
-	}
-	return 0
 }

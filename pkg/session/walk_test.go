@@ -72,9 +72,9 @@ func FuzzValid(f *testing.F) {
 		if got, want := ValidJSON(data), json.Valid(data); got != want {
 			t.Fatalf("ValidJSON(%q) = %v, encoding/json says %v", data, got, want)
 		}
-		valid, u := ValidJSONUTF8(data)
-		if valid != json.Valid(data) || valid && u != utf8.Valid(data) {
-			t.Fatalf("ValidJSONUTF8(%q) = %v %v, want %v %v", data, valid, u, json.Valid(data), utf8.Valid(data))
+		valid := json.Valid(data)
+		if got, want := validUTF8(data), utf8.Valid(data); got != want {
+			t.Fatalf("validUTF8(%q) = %v, unicode/utf8 says %v", data, got, want)
 		}
 		// The classifier validates as it walks: it must draw the same line.
 		object := valid && bytes.TrimLeft(data, " \t\r\n")[0] == '{'
@@ -89,13 +89,13 @@ func FuzzValid(f *testing.F) {
 	})
 }
 
-// TestRuns: plainRun and asciiRun (assembly on amd64) never pass a byte
-// that stops a run, and stop short of it only within a block, at every
-// length, position and alignment.
+// TestRuns: plainRun (assembly on amd64) never passes a byte that stops a
+// run, and stops short of it only within a block, at every length,
+// position and alignment.
 func TestRuns(t *testing.T) {
-	stops := map[byte][2]bool{ // does it stop plainRun, asciiRun?
-		'"': {true, true}, '\\': {true, true}, 0x00: {true, true}, 0x1f: {true, true}, '\n': {true, true},
-		0x20: {false, false}, 'a': {false, false}, 0x7f: {false, false}, 0x80: {false, true}, 0xff: {false, true},
+	stops := map[byte]bool{ // does it stop plainRun?
+		'"': true, '\\': true, 0x00: true, 0x1f: true, '\n': true,
+		0x20: false, 'a': false, 0x7f: false, 0x80: false, 0xff: false,
 	}
 	buf := bytes.Repeat([]byte("x"), 100)
 	for c, stop := range stops {
@@ -106,17 +106,43 @@ func TestRuns(t *testing.T) {
 					if p >= 0 {
 						b[p] = c
 					}
-					for k, run := range []func([]byte) int{plainRun, asciiRun} {
-						want := n
-						if p >= 0 && stop[k] {
-							want = p
-						}
-						if got := run(b); got > want || want-got >= 16 && n-got >= 16 {
-							t.Fatalf("run %d of %d bytes with %#x at %d: %d, want %d (or up to 15 less)", k, n, c, p, got, want)
-						}
+					want := n
+					if p >= 0 && stop {
+						want = p
+					}
+					if got := plainRun(b); got > want || want-got >= 16 && n-got >= 16 {
+						t.Fatalf("plainRun of %d bytes with %#x at %d: %d, want %d (or up to 15 less)", n, c, p, got, want)
 					}
 				}
 			}
 		}
 	}
+}
+
+// TestValidUTF8: validUTF8 (SSSE3 assembly on amd64) agrees with
+// unicode/utf8 on every sequence of up to four bytes drawn from the edges
+// of the encoding, placed across a block boundary and at the very end.
+func TestValidUTF8(t *testing.T) {
+	edges := []byte{0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff}
+	var seq []byte
+	var try func(n int)
+	try = func(n int) {
+		for _, at := range []int{0, 13, 14, 15, 29, 32 - len(seq)} {
+			for _, lead := range []string{"a", "é"} {
+				b := append(bytes.Repeat([]byte(lead), 32)[:at], seq...)
+				if got, want := validUTF8(b), utf8.Valid(b); got != want {
+					t.Fatalf("validUTF8(% x) = %v, want %v", b, got, want)
+				}
+			}
+		}
+		if n == 4 {
+			return
+		}
+		for _, c := range edges {
+			seq = append(seq, c)
+			try(n + 1)
+			seq = seq[:len(seq)-1]
+		}
+	}
+	try(0)
 }
