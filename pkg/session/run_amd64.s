@@ -4,6 +4,16 @@
 
 // Sixteen bytes a turn with SSE2, which every amd64 processor has.
 
+DATA quotes<>+0(SB)/8, $0x2222222222222222
+DATA quotes<>+8(SB)/8, $0x2222222222222222
+GLOBL quotes<>(SB), RODATA|NOPTR, $16
+DATA backslashes<>+0(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA backslashes<>+8(SB)/8, $0x5c5c5c5c5c5c5c5c
+GLOBL backslashes<>(SB), RODATA|NOPTR, $16
+DATA controls<>+0(SB)/8, $0x1f1f1f1f1f1f1f1f // the largest control byte
+DATA controls<>+8(SB)/8, $0x1f1f1f1f1f1f1f1f
+GLOBL controls<>(SB), RODATA|NOPTR, $16
+
 // func plainRun(b []byte) int
 // Returns the index of the first byte of b that is '"', '\\' or a control
 // byte (< 0x20), or the index where fewer than sixteen bytes are left: the
@@ -12,15 +22,9 @@ TEXT ·plainRun(SB), NOSPLIT, $0-32
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), CX
 	MOVQ SI, DI
-	MOVQ $0x2222222222222222, AX
-	MOVQ AX, X1
-	PSHUFD $0, X1, X1
-	MOVQ $0x5c5c5c5c5c5c5c5c, AX
-	MOVQ AX, X2
-	PSHUFD $0, X2, X2
-	MOVQ $0x1f1f1f1f1f1f1f1f, AX
-	MOVQ AX, X3
-	PSHUFD $0, X3, X3
+	MOVOU quotes<>(SB), X1
+	MOVOU backslashes<>(SB), X2
+	MOVOU controls<>(SB), X3
 
 plainLoop:
 	CMPQ CX, $16
