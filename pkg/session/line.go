@@ -59,6 +59,7 @@ const (
 type toolSink struct {
 	kinds ToolKinds
 	refs  *[]ToolRef // when not nil, gets every tool block
+	text  *[]byte    // when not nil, a buffer for the text of a tool's input
 }
 
 // ToolRef is a toolUse block (its id) or a toolResult block (the id it answers).
@@ -69,11 +70,12 @@ type ToolRef struct {
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as
 // JSON whitespace). It validates the line and walks it in one pass.
-func Classify(raw []byte) Line { return classifyLine(raw, false, false) }
+func Classify(raw []byte) Line { return classifyLine(raw, false, false, nil) }
 
 // classifyLine is Classify; with tools it also lists the tool blocks, with
-// checkUTF8 it sets BadUTF8 (in the same pass).
-func classifyLine(raw []byte, tools, checkUTF8 bool) Line {
+// checkUTF8 it sets BadUTF8. text, when not nil, is a buffer to reuse for
+// the text of tool inputs.
+func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		c := Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !validUTF8(raw)}
@@ -86,7 +88,7 @@ func classifyLine(raw []byte, tools, checkUTF8 bool) Line {
 	var role string
 	var msgErr error
 	var l Line
-	var sink toolSink
+	sink := toolSink{text: text}
 	if tools {
 		sink.refs = &l.Tools
 	}
@@ -418,7 +420,7 @@ func checkBlockAt(b []byte, i, n, depth int, sink *toolSink) (int, error) {
 	if typ == "thinking" && sig != nil && !IsString(sig) {
 		return end, fmt.Errorf("%w: thinking block %d has a non-string \"signature\"", ErrInvalidMsg, n)
 	}
-	if typ == "toolUse" && !ValidJSON([]byte(Str(input))) {
+	if typ == "toolUse" && !validText(input, sink) {
 		return end, fmt.Errorf("%w: toolUse block %d: \"input\" is not JSON text", ErrInvalidMsg, n)
 	}
 	if sink != nil && (typ == "toolUse" || typ == "toolResult") {
@@ -436,6 +438,16 @@ func checkBlockAt(b []byte, i, n, depth int, sink *toolSink) (int, error) {
 		}
 	}
 	return end, nil
+}
+
+// validText reports whether the JSON string s holds JSON text, unescaping
+// it into the sink's buffer when there is one.
+func validText(s []byte, sink *toolSink) bool {
+	if sink == nil || sink.text == nil {
+		return ValidJSON(appendText(nil, s))
+	}
+	*sink.text = appendText((*sink.text)[:0], s)
+	return ValidJSON(*sink.text)
 }
 
 // blockKeys are the fields of a block checkBlockAt keeps, besides type and

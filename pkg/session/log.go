@@ -195,6 +195,8 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		return l, l.scanParallel(r, opt)
 	}
 	rd := NewReader(r, 0)
+	var c Line // it escapes to the hook, so it is on the heap: one for all lines
+	var text []byte
 	for {
 		raw, off, term, err := rd.Next()
 		if err == io.EOF {
@@ -203,9 +205,9 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		if err != nil {
 			return l, err
 		}
-		var c Line
+		c = Line{}
 		if term {
-			c = classify(raw, &opt)
+			c = classify(raw, &opt, &text)
 		}
 		if !l.step(rd.LineNo(), off, raw, term, &c, opt) {
 			return l, nil
@@ -249,8 +251,8 @@ func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOpt
 
 // classify classifies a line for a scan, hashing its id for the index
 // while it is still in parallel.
-func classify(raw []byte, opt *ScanOptions) Line {
-	c := classifyLine(raw, opt.Tools, opt.CheckUTF8)
+func classify(raw []byte, opt *ScanOptions, text *[]byte) Line {
+	c := classifyLine(raw, opt.Tools, opt.CheckUTF8, text)
 	if c.ID != "" {
 		c.idHash = hashID(c.ID)
 	}
@@ -263,7 +265,8 @@ type chunk struct {
 	base  int64
 	data  []byte
 	lines []chunkLine
-	last  bool // the input ends in this chunk (its final line may be unterminated)
+	last  bool   // the input ends in this chunk (its final line may be unterminated)
+	text  []byte // a worker's buffer for the text of tool inputs
 	err   error
 	done  chan struct{}
 }
@@ -327,7 +330,7 @@ func (ch *chunk) classify(opt *ScanOptions) {
 		cl := chunkLine{start: start, end: len(ch.data)}
 		if end >= 0 {
 			cl.end, cl.term = start+end, true
-			cl.c = classify(ch.data[start:cl.end], opt)
+			cl.c = classify(ch.data[start:cl.end], opt, &ch.text)
 		}
 		ch.lines = append(ch.lines, cl)
 		if end < 0 {
@@ -345,12 +348,12 @@ func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit 
 	var carry []byte
 	base := int64(0)
 	for {
-		var buf []byte
+		var buf, text []byte
 		var lines []chunkLine
 		select {
 		case old := <-free:
 			if cap(old.data) >= max(chunkSize, 2*len(carry)) && cap(old.data) <= 4*chunkSize {
-				buf, lines = old.data[:0], old.lines[:0]
+				buf, lines, text = old.data[:0], old.lines[:0], old.text
 			}
 		default:
 		}
@@ -368,7 +371,7 @@ func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit 
 			}
 			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)] // a long line: grow
 		}
-		ch := &chunk{base: base, lines: lines, done: make(chan struct{})}
+		ch := &chunk{base: base, lines: lines, text: text, done: make(chan struct{})}
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
 			ch.data, ch.last, carry = buf, true, nil

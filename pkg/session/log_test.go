@@ -226,9 +226,10 @@ func BenchmarkClassify(b *testing.B) {
 	for _, fsck := range []bool{false, true} {
 		b.Run(fmt.Sprintf("fsck=%v", fsck), func(b *testing.B) {
 			b.SetBytes(int64(n))
+			var text []byte
 			for b.Loop() {
 				for _, l := range lines {
-					classifyLine(l, fsck, fsck)
+					classifyLine(l, fsck, fsck, &text)
 				}
 			}
 		})

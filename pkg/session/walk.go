@@ -3,6 +3,8 @@ package session
 import (
 	"bytes"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -196,6 +198,19 @@ func Int(val []byte) (int64, bool) {
 	if len(val) == 0 || val[0] < '0' || val[0] > '9' {
 		return 0, false
 	}
+	if len(val) <= 18 { // the common case, in a loop: no allocation, no overflow
+		n := int64(0)
+		for _, c := range val {
+			if c < '0' || c > '9' {
+				n = -1
+				break
+			}
+			n = 10*n + int64(c-'0')
+		}
+		if n >= 0 {
+			return n, true
+		}
+	}
 	n, err := strconv.ParseInt(string(val), 10, 64)
 	if err == nil {
 		return n, true
@@ -206,4 +221,63 @@ func Int(val []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// appendText appends the text of the valid JSON string s (quotes included)
+// to dst: Str without a string, for text that is only looked at.
+func appendText(dst, s []byte) []byte {
+	s = s[1 : len(s)-1]
+	for {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
+		c, n := s[i+1], 2
+		switch c {
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		case 'u':
+			r, n := hex4(s[i+2:]), 6
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if len(s) >= i+12 && s[i+6] == '\\' && s[i+7] == 'u' {
+					r2 = hex4(s[i+8:])
+				}
+				if r = utf16.DecodeRune(r, r2); r != utf8.RuneError {
+					n = 12
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+			s = s[i+n:]
+			continue
+		}
+		dst = append(dst, c) // and '"', '\\', '/' as they are
+		s = s[i+n:]
+	}
+}
+
+// hex4 reads the four hex digits (already validated) that start h.
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c <= 'F':
+			c -= 'A' - 10
+		default:
+			c -= 'a' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -52,9 +53,13 @@ func TestStrAndInt(t *testing.T) {
 	if Str([]byte(`"a\"b\u00e9"`)) != "a\"bé" || Str([]byte(`"plain"`)) != "plain" || Str([]byte(`12`)) != "" {
 		t.Fatal("Str")
 	}
-	for in, want := range map[string]bool{"12": true, "1.0": true, "1e3": true, "-1": false, "1.5": false, "1e300": false, `"1"`: false} {
-		if _, ok := Int([]byte(in)); ok != want {
+	for in, want := range map[string]bool{"12": true, "0": true, "123456789012345678": true, "1234567890123456789": true, "9223372036854775808": false, "1.0": true, "1e3": true, "-1": false, "1.5": false, "1e300": false, `"1"`: false} {
+		n, ok := Int([]byte(in))
+		if ok != want {
 			t.Errorf("Int(%s) ok = %v, want %v", in, ok, want)
+		}
+		if f, _ := strconv.ParseFloat(in, 64); ok && float64(n) != f {
+			t.Errorf("Int(%s) = %d", in, n)
 		}
 	}
 }
@@ -62,6 +67,7 @@ func TestStrAndInt(t *testing.T) {
 // FuzzValid: ValidJSON agrees with encoding/json.Valid on every input.
 func FuzzValid(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2.5e-3,-0,"x\u00e9\n"],"b":{"c":null,"d":true}}`, "\"caf\xc3\xa9 \xed\xa0\x80 \xc3\"", "[\"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\"]", `"\xff\xfe"`, `[1,]`, `01`, `"\u12"`, "\"a\x01\"", `{"a" 1}`, ` 7 `, `-`, `1.`, `1e`, `"12345678901234567\\""`,
+		`"a\u00e9\ud83d\ude00\ud800x\udc00\ud800\u0041\n\"\\\/\b\f\r\t"`,
 		`{"type":"message","id":"a1","parentId":null,"timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"hi \u00e9"}]}}`,
 		`{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","provider":"p","model":"m","content":[{"type":"thinking","thinking":"x","signature":"s"},{"type":"toolUse","id":"t1","name":"bash","input":"{\"c\":1}"}],"usage":{"input":1,"output":2},"stopReason":"toolUse"}}`,
 		`{"type":"message","id":"a3","parentId":"a2","timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"toolResult","toolUseId":"t1","content":"ok"}]}}`,
@@ -76,9 +82,18 @@ func FuzzValid(f *testing.F) {
 		if got, want := validUTF8(data), utf8.Valid(data); got != want {
 			t.Fatalf("validUTF8(%q) = %v, unicode/utf8 says %v", data, got, want)
 		}
+		if str := bytes.Trim(data, " \t\r\n"); valid && str[0] == '"' && utf8.Valid(str) {
+			var want string
+			if err := json.Unmarshal(str, &want); err != nil {
+				t.Fatal(err)
+			}
+			if got := appendText(nil, str); string(got) != want {
+				t.Fatalf("appendText(%q) = %q, encoding/json says %q", str, got, want)
+			}
+		}
 		// The classifier validates as it walks: it must draw the same line.
 		object := valid && bytes.TrimLeft(data, " \t\r\n")[0] == '{'
-		c := classifyLine(data, true, true)
+		c := classifyLine(data, true, true, nil)
 		if (c.Kind == KindCorrupt) == object || c.NotObject != (valid && !object) || c.BadUTF8 != !utf8.Valid(data) {
 			t.Fatalf("classifyLine(%q) = %v (notObject %v, badUTF8 %v); encoding/json valid %v, object %v", data, c.Kind, c.NotObject, c.BadUTF8, valid, object)
 		}
