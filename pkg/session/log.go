@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 )
 
 // Parent values of a Node that are not indexes.
@@ -178,9 +179,7 @@ type ScanOptions struct {
 // input are classified in parallel, on every core, and indexed in order.
 func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 	l := &Log{Unknown: make(map[string]int)}
-	small := false
 	if s, ok := r.(interface{ Size() int64 }); ok {
-		small = s.Size() < 2*chunkSize
 		// One allocation instead of many copies and rehashes: room for an
 		// entry per KiB, though most are larger (the pages of Nodes are
 		// never touched before they are written, so room costs no memory),
@@ -188,11 +187,14 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		n := min(s.Size()/1024, 1<<23)
 		l.Nodes = make([]Node, 0, n)
 		l.ids = newIDIndex(int(n / 2))
+		switch {
+		case s.Size() < 2*chunkSize:
+			return l, l.scanSmall(r, s.Size(), opt)
+		case runtime.GOMAXPROCS(0) > 1:
+			return l, l.scanParallel(r, opt)
+		}
 	} else {
 		l.ids = newIDIndex(0)
-	}
-	if runtime.GOMAXPROCS(0) > 1 && !small {
-		return l, l.scanParallel(r, opt)
 	}
 	rd := NewReader(r, 0)
 	var c Line // it escapes to the hook, so it is on the heap: one for all lines
@@ -283,6 +285,33 @@ const chunkSize = 1 << 20
 // the index of a large log is larger than the caches, and a request made
 // early overlaps its miss with the work on the lines before.
 const prefetchAhead = 8
+
+// smallChunks keeps the buffers of small scans for the next: fsck reads
+// thousands of small files.
+var smallChunks = sync.Pool{New: func() any { return new(chunk) }}
+
+// scanSmall reads a small input of size bytes at once and indexes it on
+// this goroutine.
+func (l *Log) scanSmall(r io.Reader, size int64, opt ScanOptions) error {
+	ch := smallChunks.Get().(*chunk)
+	defer smallChunks.Put(ch)
+	if int64(cap(ch.data)) < size {
+		ch.data = make([]byte, size)
+	}
+	n, err := io.ReadFull(r, ch.data[:size])
+	if err != nil && err != io.ErrUnexpectedEOF { // a file that shrank is read as it is now
+		return err
+	}
+	ch.data, ch.lines, ch.last = ch.data[:n], ch.lines[:0], true
+	ch.classify(&opt)
+	for i := range ch.lines {
+		cl := &ch.lines[i]
+		if !l.step(i+1, int64(cl.start), ch.data[cl.start:cl.end], cl.term, &cl.c, opt) {
+			break
+		}
+	}
+	return nil
+}
 
 func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 	workers := runtime.GOMAXPROCS(0)
