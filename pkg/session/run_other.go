@@ -2,16 +2,20 @@
 
 package session
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
-// plainRun returns the length of the run of plain string bytes (not '"',
-// '\\' or a control byte) that starts b, counted in whole eight-byte words
-// here (sixteen-byte blocks on amd64): the caller checks the bytes from
-// there on.
+// plainRun returns the index of the first byte of b that is '"', '\\' or a
+// control byte, or the index where fewer than eight bytes are left (sixteen
+// on amd64): the caller goes on from there a byte at a time.
 func plainRun(b []byte) int {
 	i := 0
-	for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
-		i += 8
+	for ; i+8 <= len(b); i += 8 {
+		if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
 	}
 	return i
 }

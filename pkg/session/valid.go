@@ -184,9 +184,14 @@ const (
 )
 
 // special reports whether any byte of w is '"', '\\' or a control byte.
-func special(w uint64) bool {
+func special(w uint64) bool { return specialMask(w) != 0 }
+
+// specialMask sets the high bit of the first byte of w (in memory order)
+// that is '"', '\\' or a control byte, and maybe of bytes after it: borrows
+// run only towards later bytes, so the lowest mark is exact.
+func specialMask(w uint64) uint64 {
 	q, s := w^quotes, w^slashs
-	return ((q-ones)&^q|(s-ones)&^s|(w-0x20*ones)&^w)&highs != 0
+	return ((q-ones)&^q | (s-ones)&^s | (w-0x20*ones)&^w) & highs
 }
 
 // str returns the index after the string that starts at b[i] == '"'.
@@ -194,8 +199,8 @@ func str(b []byte, i int) (int, bool) {
 	i++
 	for {
 		i += plainRun(b[i:])
-		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
+		for len(b)-i < 16 && i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8 // the last bytes, which plainRun leaves
 		}
 		if i >= len(b) {
 			return i, false
