@@ -126,6 +126,6 @@ func IsTerminal(w any) bool {
 		return false
 	}
 	var t syscall.Termios
-	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
+	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), getTermios, uintptr(unsafe.Pointer(&t)))
 	return e == 0
 }

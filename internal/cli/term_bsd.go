@@ -1,0 +1,8 @@
+//go:build darwin || freebsd || netbsd || openbsd
+
+package cli
+
+import "syscall"
+
+// getTermios is the ioctl that reads a terminal's settings.
+const getTermios = syscall.TIOCGETA
