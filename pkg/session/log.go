@@ -186,6 +186,7 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		// and an index for an entry per 2 KiB (its pages are touched first).
 		n := min(s.Size()/1024, 1<<23)
 		l.Nodes = make([]Node, 0, n)
+		l.idBytes = make([]byte, 0, 16*n) // ids of up to 16 bytes; room costs nothing until used
 		l.ids = newIDIndex(int(n / 2))
 		switch {
 		case s.Size() < 2*chunkSize:
