@@ -1,9 +1,6 @@
 package session
 
-import (
-	"hash/maphash"
-	"unsafe"
-)
+import "hash/maphash"
 
 // idIndex maps the entry ids of a log to node indexes. It is an
 // open-addressing table of id hashes: no pointers for the garbage collector
@@ -42,19 +39,17 @@ func newIDIndex(capacity int) idIndex {
 	for 3*size < 4*capacity {
 		size *= 2
 	}
-	return idIndex{slots: touched[idSlot](size)}
+	return idIndex{slots: touched(size)}
 }
 
-// touched makes a slice of n zero values and writes to each of its pages.
-// A page of fresh memory that is read first (a probe, or the garbage
-// collector scanning a slice's capacity) maps the shared zero page, and the
-// write after it costs a second fault and a TLB flush on every core.
-func touched[T any](n int) []T {
-	s := make([]T, n)
-	var zero T
-	step := max(1, 4096/int(unsafe.Sizeof(zero)))
-	for i := 0; i < n; i += step {
-		s[i] = zero
+// touched makes n empty slots and writes to each of their pages first: a
+// page of fresh memory that a probe reads before anything is written to it
+// maps the shared zero page, and the first write then costs a second fault
+// and a TLB flush on every core.
+func touched(n int) []idSlot {
+	s := make([]idSlot, n)
+	for i := 0; i < n; i += 4096 / 8 { // eight-byte slots
+		s[i] = idSlot{}
 	}
 	return s
 }
@@ -89,7 +84,7 @@ func (x *idIndex) put(slot int, h uint64, v int32, l *Log) {
 		return
 	}
 	old := x.slots
-	x.slots = touched[idSlot](2 * len(old))
+	x.slots = touched(2 * len(old))
 	mask := len(x.slots) - 1
 	for _, e := range old {
 		if e.tag == 0 {

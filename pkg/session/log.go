@@ -428,10 +428,8 @@ func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit 
 	}
 }
 
+// add indexes a line that classify classified (its id hashed).
 func (l *Log) add(c Line, n int, off, length int64) {
-	if c.idHash == 0 && c.ID != "" {
-		c.idHash = hashID(c.ID)
-	}
 	switch c.Kind {
 	case KindHeader, KindInvalid:
 		if c.Type == "session" {
