@@ -76,25 +76,32 @@ func (a *Analysis) Damaged() bool {
 }
 
 type toolUse struct {
+	id      string
 	line    int
 	off     int64
 	entry   string
-	node    int32 // the entry's index in the log, once known
 	answers int
 }
 
+// toolUses pairs tool blocks: the uses in order of their lines, and where
+// each id is in it.
+type toolUses struct {
+	list  []toolUse
+	index map[string]int32
+}
+
 // tools records the tool blocks of an entry at line n.
-func (a *Analysis) tools(blocks []session.ToolRef, n int, off int64, entry string, uses map[string]*toolUse, order *[]string) {
+func (a *Analysis) tools(blocks []session.ToolRef, n int, off int64, entry string, u *toolUses) {
 	for _, b := range blocks {
 		if !b.Result {
-			if _, seen := uses[b.ID]; !seen {
-				uses[b.ID] = &toolUse{line: n, off: off, entry: entry, node: -1}
-				*order = append(*order, b.ID)
+			if _, seen := u.index[b.ID]; !seen {
+				u.index[b.ID] = int32(len(u.list))
+				u.list = append(u.list, toolUse{id: b.ID, line: n, off: off, entry: entry})
 			}
 			continue
 		}
-		if u, ok := uses[b.ID]; ok {
-			u.answers++
+		if i, ok := u.index[b.ID]; ok {
+			u.list[i].answers++
 		} else {
 			a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", b.ID)})
 		}
@@ -109,8 +116,7 @@ func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 	var first []byte
 	var unterm *span
 	var untermComplete bool
-	uses := map[string]*toolUse{}
-	var useOrder []string
+	uses := toolUses{index: map[string]int32{}}
 	hook := func(n int, off int64, raw []byte, term bool, c *session.Line) {
 		if n == 1 && bytes.HasPrefix(raw, []byte("\xef\xbb\xbf")) {
 			a.bom = true
@@ -148,7 +154,7 @@ func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 			a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})
 		}
 		if len(c.Tools) > 0 && c.Kind == session.KindMessage {
-			a.tools(c.Tools, n, off, c.ID, uses, &useOrder)
+			a.tools(c.Tools, n, off, c.ID, &uses)
 		}
 	}
 	l, err := session.Scan(r, session.ScanOptions{OnLine: hook, CheckUTF8: true, Tools: true})
@@ -156,11 +162,6 @@ func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 		return nil, err
 	}
 	a.Log, a.Size = l, l.Size
-	for _, u := range uses {
-		if i := l.Lookup(u.entry); i >= 0 && l.Nodes[i].Off == u.off {
-			u.node = i
-		}
-	}
 	a.header(l)
 	// Corrupt complete lines after the last good one belong to the tail.
 	var tail []span
@@ -206,9 +207,12 @@ func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 			hasChild[n.Parent] = true
 		}
 	}
-	for _, id := range useOrder {
-		if u := uses[id]; u.answers == 0 && u.node >= 0 && hasChild[u.node] {
-			a.add(Finding{ID: "orphanToolUse", Severity: Warning, Line: u.line, Offset: u.off, Message: fmt.Sprintf("toolUse %q is never answered, though the conversation goes on after it", id)})
+	for _, u := range uses.list {
+		if u.answers > 0 {
+			continue
+		}
+		if i := l.Lookup(u.entry); i >= 0 && l.Nodes[i].Off == u.off && hasChild[i] {
+			a.add(Finding{ID: "orphanToolUse", Severity: Warning, Line: u.line, Offset: u.off, Message: fmt.Sprintf("toolUse %q is never answered, though the conversation goes on after it", u.id)})
 		}
 	}
 	if len(tail) > 0 {
