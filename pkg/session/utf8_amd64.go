@@ -4,18 +4,18 @@ package session
 
 import "unicode/utf8"
 
-// validUTF8 reports whether b is valid UTF-8, sixteen bytes a turn where
-// the processor has SSSE3 (in utf8_amd64.s).
+// validUTF8 reports whether b is valid UTF-8, 32 bytes a turn where the
+// processor has AVX2 (in utf8_amd64.s).
 func validUTF8(b []byte) bool {
-	if haveSSSE3 {
-		return validUTF8SSSE3(b)
+	if haveAVX2 {
+		return validUTF8AVX2(b)
 	}
 	return utf8.Valid(b)
 }
 
-var haveSSSE3 = hasSSSE3()
+var haveAVX2 = hasAVX2()
 
 //go:noescape
-func validUTF8SSSE3(b []byte) bool
+func validUTF8AVX2(b []byte) bool
 
-func hasSSSE3() bool
+func hasAVX2() bool

@@ -2,12 +2,13 @@
 
 #include "textflag.h"
 
-// UTF-8 validation sixteen bytes a turn with SSSE3 (PSHUFB table lookups),
-// after Keiser and Lemire, "Validating UTF-8 in less than one instruction
-// per byte" (2021). Three tables indexed by the nibbles of a byte and of the
+// UTF-8 validation 32 bytes a turn with AVX2 (VPSHUFB table lookups), after
+// Keiser and Lemire, "Validating UTF-8 in less than one instruction per
+// byte" (2021). Three tables indexed by the nibbles of a byte and of the
 // byte before it name the errors each pair could be (one bit each); a pair
 // is wrong where all three agree. The third and fourth bytes of a sequence
-// are checked apart: they must be continuation bytes.
+// are checked apart: they must be continuation bytes. VPSHUFB looks up
+// within each 16-byte lane, so each table is there twice.
 
 // The error bits: TOO_SHORT 0x01, TOO_LONG 0x02, OVERLONG_3 0x04,
 // TOO_LARGE 0x08, SURROGATE 0x10, OVERLONG_2 0x20, TOO_LARGE_1000 and
@@ -30,93 +31,87 @@ GLOBL utf8hi2<>(SB), RODATA|NOPTR, $16
 
 // A block ends in an unfinished sequence where a byte is above these.
 DATA utf8max<>+0(SB)/8, $0xFFFFFFFFFFFFFFFF
-DATA utf8max<>+8(SB)/8, $0xBFDFEFFFFFFFFFFF
-GLOBL utf8max<>(SB), RODATA|NOPTR, $16
+DATA utf8max<>+8(SB)/8, $0xFFFFFFFFFFFFFFFF
+DATA utf8max<>+16(SB)/8, $0xFFFFFFFFFFFFFFFF
+DATA utf8max<>+24(SB)/8, $0xBFDFEFFFFFFFFFFF
+GLOBL utf8max<>(SB), RODATA|NOPTR, $32
 
-// func validUTF8SSSE3(b []byte) bool
-TEXT ·validUTF8SSSE3(SB), NOSPLIT, $16-25
-	MOVQ b_base+0(FP), SI
-	MOVQ b_len+8(FP), CX
-	MOVOU utf8hi1<>(SB), X8
-	MOVOU utf8lo1<>(SB), X9
-	MOVOU utf8hi2<>(SB), X10
-	MOVOU utf8max<>(SB), X15
-	MOVQ $0x0f0f0f0f0f0f0f0f, AX
-	MOVQ AX, X11
-	PSHUFD $0, X11, X11
-	MOVQ $0x6060606060606060, AX // 0xE0-0x80: a third byte's lead leaves >= 0x80
-	MOVQ AX, X12
-	PSHUFD $0, X12, X12
-	MOVQ $0x7070707070707070, AX // 0xF0-0x80: a fourth byte's lead leaves >= 0x80
-	MOVQ AX, X13
-	PSHUFD $0, X13, X13
-	MOVQ $0x8080808080808080, AX
-	MOVQ AX, X14
-	PSHUFD $0, X14, X14
-	PXOR X1, X1 // the block before
-	PXOR X2, X2 // errors
-	PXOR X3, X3 // the block before ends in an unfinished sequence
-	XORQ R8, R8 // the tail is done
+// func validUTF8AVX2(b []byte) bool
+TEXT ·validUTF8AVX2(SB), NOSPLIT, $32-25
+	MOVQ           b_base+0(FP), SI
+	MOVQ           b_len+8(FP), CX
+	VBROADCASTI128 utf8hi1<>(SB), Y8
+	VBROADCASTI128 utf8lo1<>(SB), Y9
+	VBROADCASTI128 utf8hi2<>(SB), Y10
+	VMOVDQU        utf8max<>(SB), Y15
+	MOVQ           $0x0f0f0f0f0f0f0f0f, AX
+	MOVQ           AX, X11
+	VPBROADCASTQ   X11, Y11
+	MOVQ           $0x6060606060606060, AX // 0xE0-0x80: a third byte's lead leaves >= 0x80
+	MOVQ           AX, X12
+	VPBROADCASTQ   X12, Y12
+	MOVQ           $0x7070707070707070, AX // 0xF0-0x80: a fourth byte's lead leaves >= 0x80
+	MOVQ           AX, X13
+	VPBROADCASTQ   X13, Y13
+	MOVQ           $0x8080808080808080, AX
+	MOVQ           AX, X14
+	VPBROADCASTQ   X14, Y14
+	VPXOR          Y1, Y1, Y1 // the block before
+	VPXOR          Y2, Y2, Y2 // errors
+	VPXOR          Y3, Y3, Y3 // the block before ends in an unfinished sequence
+	XORQ           R8, R8     // the tail is done
 
 loop:
-	CMPQ CX, $16
-	JB   tail
-	MOVOU (SI), X0
-	PMOVMSKB X0, AX
-	TESTL AX, AX
-	JNZ  mixed
-	POR  X3, X2 // ASCII: nothing may be unfinished before it
-	PXOR X3, X3
-	MOVO X0, X1
-	JMP  next
+	CMPQ      CX, $32
+	JB        tail
+	VMOVDQU   (SI), Y0
+	VPMOVMSKB Y0, AX
+	TESTL     AX, AX
+	JNZ       mixed
+	VPOR      Y3, Y2, Y2 // ASCII: nothing may be unfinished before it
+	VPXOR     Y3, Y3, Y3
+	VMOVDQA   Y0, Y1
+	JMP       next
 
 mixed:
-	MOVO    X0, X4
-	PALIGNR $15, X1, X4 // the byte before each byte
-	MOVO    X4, X5
-	PSRLW   $4, X5
-	PAND    X11, X5
-	MOVO    X8, X6
-	PSHUFB  X5, X6
-	PAND    X11, X4
-	MOVO    X9, X7
-	PSHUFB  X4, X7
-	PAND    X7, X6
-	MOVO    X0, X5
-	PSRLW   $4, X5
-	PAND    X11, X5
-	MOVO    X10, X7
-	PSHUFB  X5, X7
-	PAND    X7, X6 // the errors of each pair
-	MOVO    X0, X4
-	PALIGNR $14, X1, X4 // two bytes before
-	PSUBUSB X12, X4
-	MOVO    X0, X5
-	PALIGNR $13, X1, X5 // three bytes before
-	PSUBUSB X13, X5
-	POR     X5, X4
-	PAND    X14, X4 // must be a third or fourth byte
-	PXOR    X6, X4  // which only a continuation after a continuation (TWO_CONTS) is
-	POR     X4, X2
-	MOVO    X0, X3
-	PSUBUSB X15, X3
-	MOVO    X0, X1
+	VPERM2I128 $0x21, Y0, Y1, Y7 // the last lane before, the first lane
+	VPALIGNR   $15, Y7, Y0, Y4   // the byte before each byte
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y11, Y5, Y5
+	VPSHUFB    Y5, Y8, Y6
+	VPAND      Y11, Y4, Y4
+	VPSHUFB    Y4, Y9, Y4
+	VPAND      Y4, Y6, Y6
+	VPSRLW     $4, Y0, Y5
+	VPAND      Y11, Y5, Y5
+	VPSHUFB    Y5, Y10, Y5
+	VPAND      Y5, Y6, Y6        // the errors of each pair
+	VPALIGNR   $14, Y7, Y0, Y4   // two bytes before
+	VPSUBUSB   Y12, Y4, Y4
+	VPALIGNR   $13, Y7, Y0, Y5   // three bytes before
+	VPSUBUSB   Y13, Y5, Y5
+	VPOR       Y5, Y4, Y4
+	VPAND      Y14, Y4, Y4       // must be a third or fourth byte
+	VPXOR      Y6, Y4, Y4        // which only a continuation after a continuation (TWO_CONTS) is
+	VPOR       Y4, Y2, Y2
+	VPSUBUSB   Y15, Y0, Y3
+	VMOVDQA    Y0, Y1
 
 next:
-	ADDQ $16, SI
-	SUBQ $16, CX
+	ADDQ $32, SI
+	SUBQ $32, CX
 	JMP  loop
 
 tail: // the last bytes, padded with NULs (ASCII) to a block
-	TESTQ R8, R8
-	JNZ   done
-	MOVQ  $1, R8
-	TESTQ CX, CX
-	JZ    done
-	PXOR  X0, X0
-	MOVOU X0, buf-16(SP)
-	LEAQ  buf-16(SP), DI
-	MOVQ  CX, DX
+	TESTQ   R8, R8
+	JNZ     done
+	MOVQ    $1, R8
+	TESTQ   CX, CX
+	JZ      done
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU Y0, buf-32(SP)
+	LEAQ    buf-32(SP), DI
+	MOVQ    CX, DX
 
 copy:
 	MOVB (SI), AX
@@ -125,25 +120,43 @@ copy:
 	INCQ DI
 	DECQ DX
 	JNZ  copy
-	LEAQ buf-16(SP), SI
-	MOVQ $16, CX
+	LEAQ buf-32(SP), SI
+	MOVQ $32, CX
 	JMP  loop
 
 done:
-	POR      X3, X2 // nothing may be unfinished at the end
-	PXOR     X4, X4
-	PCMPEQB  X4, X2
-	PMOVMSKB X2, AX
-	CMPL     AX, $0xffff
-	SETEQ    ret+24(FP)
+	VPOR    Y3, Y2, Y2 // nothing may be unfinished at the end
+	VPTEST  Y2, Y2
+	SETEQ   ret+24(FP)
+	VZEROUPPER
 	RET
 
-// func hasSSSE3() bool
-TEXT ·hasSSSE3(SB), NOSPLIT, $0-1
+// func hasAVX2() bool: the processor has AVX2 and the system saves the
+// YMM registers.
+TEXT ·hasAVX2(SB), NOSPLIT, $0-1
+	MOVB  $0, ret+0(FP)
+	MOVL  $0, AX
+	CPUID
+	CMPL  AX, $7
+	JB    no
 	MOVL  $1, AX
 	XORL  CX, CX
 	CPUID
-	SHRL  $9, CX
-	ANDL  $1, CX
-	MOVB  CX, ret+0(FP)
+	MOVL  CX, R8
+	ANDL  $0x18000000, R8 // OSXSAVE and AVX
+	CMPL  R8, $0x18000000
+	JNE   no
+	XORL  CX, CX
+	XGETBV
+	ANDL  $6, AX // the XMM and YMM state
+	CMPL  AX, $6
+	JNE   no
+	MOVL  $7, AX
+	XORL  CX, CX
+	CPUID
+	SHRL  $5, BX
+	ANDL  $1, BX
+	MOVB  BX, ret+0(FP)
+
+no:
 	RET

@@ -134,7 +134,7 @@ func TestRuns(t *testing.T) {
 	}
 }
 
-// TestValidUTF8: validUTF8 (SSSE3 assembly on amd64) agrees with
+// TestValidUTF8: validUTF8 (AVX2 assembly on amd64) agrees with
 // unicode/utf8 on every sequence of up to four bytes drawn from the edges
 // of the encoding, placed across a block boundary and at the very end.
 func TestValidUTF8(t *testing.T) {
@@ -142,9 +142,11 @@ func TestValidUTF8(t *testing.T) {
 	var seq []byte
 	var try func(n int)
 	try = func(n int) {
-		for _, at := range []int{0, 13, 14, 15, 29, 32 - len(seq)} {
+		// Where seq crosses the lanes of a block and the blocks, and ends
+		// in the tail.
+		for _, at := range []int{0, 13, 14, 15, 29, 30, 31, 45, 46, 47, 61, 62, 63, 64 - len(seq)} {
 			for _, lead := range []string{"a", "é"} {
-				b := append(bytes.Repeat([]byte(lead), 32)[:at], seq...)
+				b := append(bytes.Repeat([]byte(lead), 64)[:at], seq...)
 				if got, want := validUTF8(b), utf8.Valid(b); got != want {
 					t.Fatalf("validUTF8(% x) = %v, want %v", b, got, want)
 				}
