@@ -75,39 +75,6 @@ func (a *Analysis) Damaged() bool {
 	return false
 }
 
-type toolUse struct {
-	id      string
-	line    int
-	off     int64
-	entry   string
-	answers int
-}
-
-// toolUses pairs tool blocks: the uses in order of their lines, and where
-// each id is in it.
-type toolUses struct {
-	list  []toolUse
-	index map[string]int32
-}
-
-// tools records the tool blocks of an entry at line n.
-func (a *Analysis) tools(blocks []session.ToolRef, n int, off int64, entry string, u *toolUses) {
-	for _, b := range blocks {
-		if !b.Result {
-			if _, seen := u.index[b.ID]; !seen {
-				u.index[b.ID] = int32(len(u.list))
-				u.list = append(u.list, toolUse{id: b.ID, line: n, off: off, entry: entry})
-			}
-			continue
-		}
-		if i, ok := u.index[b.ID]; ok {
-			u.list[i].answers++
-		} else {
-			a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", b.ID)})
-		}
-	}
-}
-
 // Check reads a whole session file. When the file ends in an unterminated
 // line, busy (when not nil) is asked whether a writer is at work on it: the
 // line may then be an append in progress.
@@ -116,7 +83,6 @@ func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 	var first []byte
 	var unterm *span
 	var untermComplete bool
-	uses := toolUses{index: map[string]int32{}}
 	hook := func(n int, off int64, raw []byte, term bool, c *session.Line) {
 		if n == 1 && bytes.HasPrefix(raw, []byte("\xef\xbb\xbf")) {
 			a.bom = true
@@ -152,9 +118,6 @@ func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 		}
 		if c.Type == "session" && n > 1 && bytes.Equal(raw, first) {
 			a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})
-		}
-		if len(c.Tools) > 0 && c.Kind == session.KindMessage {
-			a.tools(c.Tools, n, off, c.ID, &uses)
 		}
 	}
 	l, err := session.Scan(r, session.ScanOptions{OnLine: hook, CheckUTF8: true, Tools: true})
@@ -207,13 +170,13 @@ func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 			hasChild[n.Parent] = true
 		}
 	}
-	for _, u := range uses.list {
-		if u.answers > 0 {
-			continue
+	for _, u := range l.ToolUses {
+		if u.Answers == 0 && u.Node >= 0 && hasChild[u.Node] {
+			a.add(Finding{ID: "orphanToolUse", Severity: Warning, Line: u.Line, Offset: u.Off, Message: fmt.Sprintf("toolUse %q is never answered, though the conversation goes on after it", u.ID)})
 		}
-		if i := l.Lookup(u.entry); i >= 0 && l.Nodes[i].Off == u.off && hasChild[i] {
-			a.add(Finding{ID: "orphanToolUse", Severity: Warning, Line: u.line, Offset: u.off, Message: fmt.Sprintf("toolUse %q is never answered, though the conversation goes on after it", u.id)})
-		}
+	}
+	for _, p := range l.Unanswering {
+		a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", p.ID)})
 	}
 	if len(tail) > 0 {
 		one := len(tail) == 1 && unterm != nil

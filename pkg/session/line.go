@@ -66,6 +66,7 @@ type toolSink struct {
 type ToolRef struct {
 	Result bool
 	ID     string
+	hash   uint64 // hashID(ID), computed where lines are classified
 }
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as

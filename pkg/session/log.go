@@ -104,8 +104,22 @@ type Log struct {
 	Unknown    map[string]int // unknown entry types and how many lines each
 	Stopped    *Problem       // where a StopAtCorrupt scan stopped
 	CorruptMid bool           // a corrupt line lies before Good
-	ids        idIndex
-	idBytes    []byte // the ids of Nodes, end to end
+	// With ScanOptions.Tools, the tool blocks of message entries paired:
+	ToolUses    []ToolUse // every toolUse id, where it is first used, in file order
+	Unanswering []Problem // toolResult blocks that answer no earlier toolUse (ID: the id they name)
+	ids         idIndex
+	idBytes     []byte  // the ids of Nodes, end to end
+	toolIDs     idIndex // ToolUses by id: -1-i for ToolUses[i] (its taken are the ids)
+}
+
+// ToolUse is a toolUse id: the message that first uses it and how many
+// toolResult blocks after it answer it.
+type ToolUse struct {
+	ID      string
+	Line    int
+	Off     int64
+	Node    int32 // the message's node, or -1 when it has none (its entry id repeats an earlier one)
+	Answers int
 }
 
 // ID returns the id of node i.
@@ -188,6 +202,9 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		l.Nodes = make([]Node, 0, n)
 		l.idBytes = make([]byte, 0, 16*n) // ids of up to 16 bytes; room costs nothing until used
 		l.ids = newIDIndex(int(n / 2))
+		if opt.Tools {
+			l.toolIDs = newIDIndex(int(n / 8))
+		}
 		switch {
 		case s.Size() < 2*chunkSize:
 			return l, l.scanSmall(r, s.Size(), opt)
@@ -195,7 +212,7 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 			return l, l.scanParallel(r, opt)
 		}
 	} else {
-		l.ids = newIDIndex(0)
+		l.ids, l.toolIDs = newIDIndex(0), newIDIndex(0)
 	}
 	rd := NewReader(r, 0)
 	var c Line // it escapes to the hook, so it is on the heap: one for all lines
@@ -258,6 +275,9 @@ func classify(raw []byte, opt *ScanOptions, text *[]byte) Line {
 	c := classifyLine(raw, opt.Tools, opt.CheckUTF8, text)
 	if c.ID != "" {
 		c.idHash = hashID(c.ID)
+	}
+	for i := range c.Tools {
+		c.Tools[i].hash = hashID(c.Tools[i].ID)
 	}
 	return c
 }
@@ -459,6 +479,13 @@ func (l *Log) add(c Line, n int, off, length int64) {
 		}
 	}
 	slot, _, dup := l.ids.find(c.idHash, c.ID, l)
+	if len(c.Tools) > 0 && c.Kind == KindMessage {
+		node := int32(len(l.Nodes))
+		if dup {
+			node = -1
+		}
+		l.pairTools(c.Tools, n, off, node)
+	}
 	if dup {
 		l.DupIDs = append(l.DupIDs, Problem{Line: n, Off: off, ID: c.ID, What: "repeats an earlier entry id"})
 		return
@@ -489,6 +516,24 @@ func (l *Log) add(c Line, n int, off, length int64) {
 	l.Nodes = append(l.Nodes, nd)
 	l.idBytes = append(l.idBytes, c.ID...)
 	l.ids.put(slot, c.idHash, int32(len(l.Nodes)-1), l)
+}
+
+// pairTools records the tool blocks of the message at line n (node).
+func (l *Log) pairTools(refs []ToolRef, n int, off int64, node int32) {
+	x := &l.toolIDs
+	for _, r := range refs {
+		slot, v, seen := x.find(r.hash, r.ID, nil)
+		switch {
+		case !r.Result && !seen:
+			x.taken = append(x.taken, r.ID)
+			x.put(slot, r.hash, int32(-len(x.taken)), nil)
+			l.ToolUses = append(l.ToolUses, ToolUse{ID: r.ID, Line: n, Off: off, Node: node})
+		case r.Result && seen:
+			l.ToolUses[-1-v].Answers++
+		case r.Result:
+			l.Unanswering = append(l.Unanswering, Problem{Line: n, Off: off, ID: r.ID, What: "answers no earlier toolUse"})
+		}
+	}
 }
 
 func (l *Log) stamp(s Stamp) int32 {

@@ -182,6 +182,59 @@ func TestIDIndex(t *testing.T) {
 	}
 }
 
+// TestToolPairs: a scan with Tools pairs toolResult blocks with the
+// toolUse blocks before them, through enough ids to grow its table.
+func TestToolPairs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/"}` + "\n")
+	msg := func(id, role string, blocks ...string) {
+		stamp := `"provider":"p","model":"m"` // a user entry's, outside its message; a reply's, inside
+		out, in := stamp+",", ""
+		if role == "assistant" {
+			out, in = "", ","+stamp
+		}
+		fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":null,"timestamp":"t",%s"message":{"role":%q,"content":[%s]%s}}`+"\n", id, out, role, strings.Join(blocks, ","), in)
+	}
+	use := func(id string) string { return fmt.Sprintf(`{"type":"toolUse","id":%q,"name":"n","input":"{}"}`, id) }
+	result := func(id string) string { return fmt.Sprintf(`{"type":"toolResult","toolUseId":%q,"content":"ok"}`, id) }
+	const n = 1000
+	for i := range n {
+		msg(fmt.Sprint("a", i), "assistant", use(fmt.Sprint("t", i)), use(fmt.Sprint("u", i)))
+		msg(fmt.Sprint("r", i), "user", result(fmt.Sprint("t", i))) // u<i> is never answered
+	}
+	msg("early", "user", result("later")) // before its use: answers nothing
+	msg("again", "assistant", use("t5"), use("later"))
+	msg("r5", "assistant", use("in-a-repeat")) // a repeated entry id: no node
+	msg("last", "user", result("t5"), result("t5"), result("later"), result("in-a-repeat"))
+	l, err := Scan(strings.NewReader(b.String()), ScanOptions{Tools: true}) // no Size: the table starts small
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.ToolUses) != 2*n+2 {
+		t.Fatalf("%d tool uses, want %d", len(l.ToolUses), 2*n+2)
+	}
+	for i := range n {
+		tu, uu := l.ToolUses[2*i], l.ToolUses[2*i+1]
+		want := 1
+		if i == 5 {
+			want = 3 // and the repeated use at "again" is not a second use
+		}
+		if tu.ID != fmt.Sprint("t", i) || tu.Answers != want || uu.ID != fmt.Sprint("u", i) || uu.Answers != 0 || tu.Line != 2+2*i || tu.Node != int32(2*i) {
+			t.Fatalf("uses %d: %+v %+v", i, tu, uu)
+		}
+	}
+	later, repeat := l.ToolUses[2*n], l.ToolUses[2*n+1]
+	if later.ID != "later" || later.Answers != 1 || later.Node != l.Lookup("again") || repeat.ID != "in-a-repeat" || repeat.Answers != 1 || repeat.Node != -1 {
+		t.Fatalf("later %+v, in a repeat %+v", later, repeat)
+	}
+	if len(l.Unanswering) != 1 || l.Unanswering[0].ID != "later" || l.Unanswering[0].Line != 2+2*n {
+		t.Fatalf("unanswering %v", l.Unanswering)
+	}
+	if l, _ := Scan(strings.NewReader(b.String()), ScanOptions{}); len(l.ToolUses)+len(l.Unanswering) != 0 {
+		t.Fatal("tool blocks paired without ScanOptions.Tools")
+	}
+}
+
 // benchLines are session lines like a coding agent's: texts of a few
 // kilobytes with escapes and some non-ASCII, tool rounds, usage.
 func benchLines() [][]byte {
