@@ -104,10 +104,12 @@ func FuzzValid(f *testing.F) {
 	})
 }
 
-// TestRuns: plainRun (assembly on amd64) never passes a byte that stops a
+// TestRuns: plainRun (assembly on amd64, with AVX2 and without) never passes a byte that stops a
 // run, and stops short of it only within a block, at every length,
 // position and alignment.
-func TestRuns(t *testing.T) {
+func TestRuns(t *testing.T) { eachCPU(t, testRuns) }
+
+func testRuns(t *testing.T) {
 	stops := map[byte]bool{ // does it stop plainRun?
 		'"': true, '\\': true, 0x00: true, 0x1f: true, '\n': true,
 		0x20: false, 'a': false, 0x7f: false, 0x80: false, 0xff: false,
@@ -134,10 +136,12 @@ func TestRuns(t *testing.T) {
 	}
 }
 
-// TestValidUTF8: validUTF8 (AVX2 assembly on amd64) agrees with
+// TestValidUTF8: validUTF8 (AVX2 assembly on amd64, or unicode/utf8) agrees with
 // unicode/utf8 on every sequence of up to four bytes drawn from the edges
 // of the encoding, placed across a block boundary and at the very end.
-func TestValidUTF8(t *testing.T) {
+func TestValidUTF8(t *testing.T) { eachCPU(t, testValidUTF8) }
+
+func testValidUTF8(t *testing.T) {
 	edges := []byte{0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff}
 	var seq []byte
 	var try func(n int)

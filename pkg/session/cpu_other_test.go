@@ -1,0 +1,8 @@
+//go:build !amd64 || purego
+
+package session
+
+import "testing"
+
+// eachCPU runs f: there is one code path here.
+func eachCPU(t *testing.T, f func(t *testing.T)) { f(t) }
