@@ -104,7 +104,7 @@ func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 			untermComplete = session.Classify(raw).Kind != session.KindCorrupt
 			return
 		}
-		if len(raw) > 0 && raw[len(raw)-1] == '\r' {
+		if c.CR {
 			a.add(Finding{ID: "crlf", Severity: Info, Line: n, Offset: off, Message: "line ends with CRLF"})
 		}
 		if c.BadUTF8 {

@@ -39,6 +39,7 @@ type Line struct {
 	Problem   string    // why the line is corrupt or invalid
 	NotObject bool      // corrupt because it is valid JSON but not an object
 	BadUTF8   bool      // holds bytes that are not UTF-8 (only with ScanOptions.CheckUTF8)
+	CR        bool      // ends in "\r" (set by a scan)
 	MsgOff    int       // where the "message" value of a message entry starts in the line
 	MsgLen    int       // and its length
 	Tools     []ToolRef // the tool blocks of a message (only with ScanOptions.Tools)

@@ -269,8 +269,8 @@ func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOpt
 	return true
 }
 
-// classify classifies a line for a scan, hashing its id for the index
-// while it is still in parallel.
+// classify classifies a line for a scan, hashing its ids for the index
+// while it is still in parallel, where the line is in the cache.
 func classify(raw []byte, opt *ScanOptions, text *[]byte) Line {
 	c := classifyLine(raw, opt.Tools, opt.CheckUTF8, text)
 	if c.ID != "" {
@@ -279,6 +279,7 @@ func classify(raw []byte, opt *ScanOptions, text *[]byte) Line {
 	for i := range c.Tools {
 		c.Tools[i].hash = hashID(c.Tools[i].ID)
 	}
+	c.CR = len(raw) > 0 && raw[len(raw)-1] == '\r'
 	return c
 }
 
