@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -83,13 +84,11 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 	}
 	opts := fsck.Options{Repair: g.Repair, DryRun: g.DryRun, Policy: g.Policy, CacheDir: index.Dir(io.Getenv)}
 	progress := cli.IsTerminal(io.Stderr) && len(files) >= 200 && !g.JSON
-	bits, counts := 0, map[string]int{}
-	reports := checkAll(files, opts)
-	for i := range files {
-		r := <-reports[i]
+	bits, counts, failed := 0, map[string]int{}, false
+	checkAll(files, opts, func(i int, r *fsck.Report) bool {
 		if r == nil { // cancelled before this file
 			bits |= fsck.BitCancelled
-			break
+			return false
 		}
 		bits |= r.Bits
 		counts[r.Status]++
@@ -97,11 +96,16 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 			fmt.Fprintf(io.Stderr, "\r\033[K")
 		}
 		if err := g.emit(io, out, r); err != nil {
-			return bits | fsck.BitError
+			failed = true
+			return false
 		}
 		if progress && i%100 == 0 {
 			fmt.Fprintf(io.Stderr, "checked %d/%d", i+1, len(files))
 		}
+		return true
+	})
+	if failed {
+		return bits | fsck.BitError
 	}
 	if progress {
 		fmt.Fprintf(io.Stderr, "\r\033[K")
@@ -180,38 +184,65 @@ func (g *grammar) emit(io cli.IO, out *bufio.Writer, r *fsck.Report) error {
 	return nil
 }
 
-// checkAll checks (or repairs) the files on every core; the reports come
-// back in the order of files, whatever order the work finishes in. A file
-// not started when a signal came gets a nil report.
-func checkAll(files []input, opts fsck.Options) []chan *fsck.Report {
-	reports := make([]chan *fsck.Report, len(files))
-	for i := range reports {
-		reports[i] = make(chan *fsck.Report, 1)
-	}
-	next := make(chan int)
-	go func() {
-		defer close(next)
-		for i := range files {
-			next <- i
-		}
-	}()
-	for range runtime.GOMAXPROCS(0) {
-		go func() {
-			for i := range next {
-				p := files[i]
-				switch {
-				case cancelled.Load():
-					reports[i] <- nil
-				case p.err != nil:
-					reports[i] <- &fsck.Report{Path: p.path, Status: "error", Error: p.err.Error(), Bits: fsck.BitError, Findings: []fsck.Finding{}}
-				default:
-					reports[i] <- fsck.Run(p.path, opts)
-				}
+// checkAll checks (or repairs) the files on every core and hands each
+// report to emit in the order of files, whatever order the work finishes
+// in; emit runs on one goroutine at a time, and returning false stops the
+// work. A file not started when a signal came gets a nil report.
+//
+// Whoever finishes the report next in order emits it, and every goroutine
+// takes its next file from a counter: no goroutine hands work or reports to
+// another, which would wake it for every file.
+func checkAll(files []input, opts fsck.Options, emit func(i int, r *fsck.Report) bool) {
+	var (
+		next    atomic.Int64
+		stop    atomic.Bool
+		mu      sync.Mutex
+		done    = make([]*fsck.Report, len(files))
+		emitted = 0 // files emitted, in order
+	)
+	finish := func(i int, r *fsck.Report) {
+		mu.Lock()
+		defer mu.Unlock()
+		done[i] = r
+		for emitted < len(files) && done[emitted] != nil && !stop.Load() {
+			r, done[emitted] = done[emitted], nil
+			if r == cancelledReport {
+				r = nil
 			}
-		}()
+			if !emit(emitted, r) {
+				stop.Store(true)
+			}
+			emitted++
+		}
 	}
-	return reports
+	work := func() {
+		for !stop.Load() {
+			i := int(next.Add(1) - 1)
+			if i >= len(files) {
+				return
+			}
+			p := files[i]
+			switch {
+			case cancelled.Load():
+				finish(i, cancelledReport)
+			case p.err != nil:
+				finish(i, &fsck.Report{Path: p.path, Status: "error", Error: p.err.Error(), Bits: fsck.BitError, Findings: []fsck.Finding{}})
+			default:
+				finish(i, fsck.Run(p.path, opts))
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }
+
+// cancelledReport stands for the report of a file not started because a
+// signal came.
+var cancelledReport = new(fsck.Report)
 
 type input struct {
 	path string
