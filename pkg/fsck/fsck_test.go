@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/panto-dev/panto/pkg/session"
@@ -131,4 +132,27 @@ func FuzzRepair(f *testing.F) {
 			t.Fatalf("tail repair is not a prefix: %q → %q", in, once)
 		}
 	})
+}
+
+// BenchmarkRunSmall: the check of one small session file (a header and
+// three entries of 3 KB), as fsck does thousands: open, read, classify,
+// report.
+func BenchmarkRunSmall(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	data := session.Header{ID: "019dc5ba-53f6-71a5-ab8f-b1f8709c2572", Timestamp: "2026-01-01T00:00:00.000Z", Cwd: "/p"}.AppendLine(nil)
+	for i := range 3 {
+		e := session.Entry{ID: fmt.Sprintf("%08x", i), Timestamp: "2026-01-01T00:00:00.000Z", Provider: "p", Model: "m",
+			Message: session.TextMessage("user", strings.Repeat("words and é ", 250))}
+		data = e.AppendLine(data)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := Run(path, Options{}); r.Status != "clean" {
+			b.Fatalf("%s: %+v", r.Status, r)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"syscall"
 
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/store"
@@ -109,27 +110,28 @@ func Run(path string, o Options) *Report {
 		return r
 	}
 	write := o.Repair && !o.DryRun
-	var f *os.File
-	var err error
-	if write {
-		f, err = os.OpenFile(path, os.O_RDWR, 0)
-	} else {
-		f, err = store.OpenRead(path)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fail(err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fail(fmt.Errorf("%s is not a regular file", path))
-	}
-	locked := false // a writer holds the lock (known only where it matters)
+	var (
+		src    io.ReaderAt
+		size   int64
+		f      *os.File // open to write, when repairing
+		locked bool     // a writer holds the lock (known only where it matters)
+	)
 	busy := func() bool { return locked }
 	if write {
+		var err error
+		// O_NONBLOCK: a FIFO opens at once (to be refused) instead of
+		// waiting for a writer; a regular file ignores it.
+		if f, err = os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0); err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return fail(err)
+		}
+		if !fi.Mode().IsRegular() {
+			return fail(fmt.Errorf("%s is not a regular file", path))
+		}
 		if err := store.Lock(f, 0); errors.Is(err, store.ErrBusy) {
 			r.Status, r.Bits = "busy", BitBusy
 			return r
@@ -140,19 +142,31 @@ func Run(path string, o Options) *Report {
 			r.Status, r.Bits = "busy", BitBusy // replaced while we locked it
 			return r
 		}
-	} else if o.DryRun {
-		locked, _ = store.Locked(f) // a repair would skip a locked file
+		src, size = f, fi.Size()
 	} else {
-		// Asked only of a file that ends in an unterminated line: is a
-		// writer holding the lock, or has the file changed since it was
-		// read (an append that finished in between)?
-		busy = func() bool {
-			locked, _ = store.Locked(f)
-			now, err := f.Stat()
-			return locked || err == nil && now.Size() != fi.Size()
+		rf, err := store.OpenRead(path)
+		if err != nil {
+			return fail(err)
 		}
+		defer rf.Close()
+		if !rf.Regular() {
+			return fail(fmt.Errorf("%s is not a regular file", path))
+		}
+		if o.DryRun {
+			locked, _ = rf.Locked() // a repair would skip a locked file
+		} else {
+			// Asked only of a file that ends in an unterminated line: is a
+			// writer holding the lock, or has the file changed since it was
+			// read (an append that finished in between)?
+			busy = func() bool {
+				locked, _ = rf.Locked()
+				now, err := rf.SizeNow()
+				return locked || err == nil && now != rf.Size()
+			}
+		}
+		src, size = rf, rf.Size()
 	}
-	a, err := Check(io.NewSectionReader(f, 0, fi.Size()), busy)
+	a, err := Check(io.NewSectionReader(src, 0, size), busy)
 	if err != nil {
 		return fail(err)
 	}
