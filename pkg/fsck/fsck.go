@@ -170,9 +170,9 @@ func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 			hasChild[n.Parent] = true
 		}
 	}
-	for _, u := range l.ToolUses {
+	for i, u := range l.ToolUses {
 		if u.Answers == 0 && u.Node >= 0 && hasChild[u.Node] {
-			a.add(Finding{ID: "orphanToolUse", Severity: Warning, Line: u.Line, Offset: u.Off, Message: fmt.Sprintf("toolUse %q is never answered, though the conversation goes on after it", u.ID)})
+			a.add(Finding{ID: "orphanToolUse", Severity: Warning, Line: int(u.Line), Offset: u.Off, Message: fmt.Sprintf("toolUse %q is never answered, though the conversation goes on after it", l.ToolUseID(i))})
 		}
 	}
 	for _, p := range l.Unanswering {

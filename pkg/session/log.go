@@ -109,18 +109,20 @@ type Log struct {
 	Unanswering []Problem // toolResult blocks that answer no earlier toolUse (ID: the id they name)
 	ids         idIndex
 	idBytes     []byte  // the ids of Nodes, end to end
-	toolIDs     idIndex // ToolUses by id: -1-i for ToolUses[i] (its taken are the ids)
+	toolIDs     idIndex // ToolUses by id: -1-i for ToolUses[i] (its taken are their ids)
 }
 
-// ToolUse is a toolUse id: the message that first uses it and how many
-// toolResult blocks after it answer it.
+// ToolUse is a toolUse id (Log.ToolUseID): the message that first uses it
+// and how many toolResult blocks after it answer it.
 type ToolUse struct {
-	ID      string
-	Line    int
 	Off     int64
+	Line    int32
 	Node    int32 // the message's node, or -1 when it has none (its entry id repeats an earlier one)
-	Answers int
+	Answers int32
 }
+
+// ToolUseID returns the id of ToolUses[i].
+func (l *Log) ToolUseID(i int) string { return l.toolIDs.taken[i] }
 
 // ID returns the id of node i.
 func (l *Log) ID(i int32) string { return string(l.id(i)) }
@@ -528,7 +530,7 @@ func (l *Log) pairTools(refs []ToolRef, n int, off int64, node int32) {
 		case !r.Result && !seen:
 			x.taken = append(x.taken, r.ID)
 			x.put(slot, r.hash, int32(-len(x.taken)), nil)
-			l.ToolUses = append(l.ToolUses, ToolUse{ID: r.ID, Line: n, Off: off, Node: node})
+			l.ToolUses = append(l.ToolUses, ToolUse{Off: off, Line: int32(n), Node: node})
 		case r.Result && seen:
 			l.ToolUses[-1-v].Answers++
 		case r.Result:

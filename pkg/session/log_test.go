@@ -215,16 +215,16 @@ func TestToolPairs(t *testing.T) {
 	}
 	for i := range n {
 		tu, uu := l.ToolUses[2*i], l.ToolUses[2*i+1]
-		want := 1
+		want := int32(1)
 		if i == 5 {
 			want = 3 // and the repeated use at "again" is not a second use
 		}
-		if tu.ID != fmt.Sprint("t", i) || tu.Answers != want || uu.ID != fmt.Sprint("u", i) || uu.Answers != 0 || tu.Line != 2+2*i || tu.Node != int32(2*i) {
+		if l.ToolUseID(2*i) != fmt.Sprint("t", i) || tu.Answers != want || l.ToolUseID(2*i+1) != fmt.Sprint("u", i) || uu.Answers != 0 || tu.Line != int32(2+2*i) || tu.Node != int32(2*i) {
 			t.Fatalf("uses %d: %+v %+v", i, tu, uu)
 		}
 	}
 	later, repeat := l.ToolUses[2*n], l.ToolUses[2*n+1]
-	if later.ID != "later" || later.Answers != 1 || later.Node != l.Lookup("again") || repeat.ID != "in-a-repeat" || repeat.Answers != 1 || repeat.Node != -1 {
+	if l.ToolUseID(2*n) != "later" || later.Answers != 1 || later.Node != l.Lookup("again") || l.ToolUseID(2*n+1) != "in-a-repeat" || repeat.Answers != 1 || repeat.Node != -1 {
 		t.Fatalf("later %+v, in a repeat %+v", later, repeat)
 	}
 	if len(l.Unanswering) != 1 || l.Unanswering[0].ID != "later" || l.Unanswering[0].Line != 2+2*n {
