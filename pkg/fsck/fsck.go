@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/panto-dev/panto/pkg/session"
 )
@@ -78,7 +79,19 @@ func (a *Analysis) Damaged() bool {
 // Check reads a whole session file. When the file ends in an unterminated
 // line, busy (when not nil) is asked whether a writer is at work on it: the
 // line may then be an append in progress.
-func Check(r io.Reader, busy func() bool) (*Analysis, error) {
+func Check(r io.Reader, busy func() bool) (*Analysis, error) { return check(r, busy, nil) }
+
+// logs keeps the Logs of small files for the next checks (Run puts them
+// back): thousands of small files make less garbage.
+var logs sync.Pool
+
+// small says whether a Log is worth keeping in logs: no more memory than
+// a file of about a megabyte needs.
+func small(l *session.Log) bool { return cap(l.Nodes) <= 1024 }
+
+// check is Check, taking the memory of reuse (a Log the caller is done
+// with) when it is not nil.
+func check(r io.Reader, busy func() bool, reuse *session.Log) (*Analysis, error) {
 	a := &Analysis{counts: map[string]int{}}
 	var first []byte
 	var unterm *span
@@ -120,7 +133,7 @@ func Check(r io.Reader, busy func() bool) (*Analysis, error) {
 			a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})
 		}
 	}
-	l, err := session.Scan(r, session.ScanOptions{OnLine: hook, CheckUTF8: true, Tools: true})
+	l, err := session.Scan(r, session.ScanOptions{OnLine: hook, CheckUTF8: true, Tools: true, Reuse: reuse})
 	if err != nil {
 		return nil, err
 	}

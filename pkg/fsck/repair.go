@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/panto-dev/panto/pkg/index"
+	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
@@ -166,10 +167,16 @@ func Run(path string, o Options) *Report {
 		}
 		src, size = rf, rf.Size()
 	}
-	a, err := Check(io.NewSectionReader(src, 0, size), busy)
+	reuse, _ := logs.Get().(*session.Log)
+	a, err := check(io.NewSectionReader(src, 0, size), busy, reuse)
 	if err != nil {
 		return fail(err)
 	}
+	defer func() { // nothing the report holds points into the Log
+		if small(a.Log) {
+			logs.Put(a.Log)
+		}
+	}()
 	r.BytesBefore, r.BytesAfter = a.Size, a.Size
 	r.EntriesKept = len(a.Log.Nodes)
 	r.Findings = append(r.Findings, a.Findings...)

@@ -34,12 +34,19 @@ var idSeed = maphash.MakeSeed()
 // hashID hashes an entry id for the index.
 func hashID(id string) uint64 { return maphash.String(idSeed, id) }
 
-func newIDIndex(capacity int) idIndex {
+// reuse returns an empty index with room for capacity ids, in x's memory
+// when that is the size it needs (the zero idIndex has none).
+func (x idIndex) reuse(capacity int) idIndex {
 	size := 16
 	for 3*size < 4*capacity {
 		size *= 2
 	}
-	return idIndex{slots: touched(size)}
+	if len(x.slots) != size {
+		return idIndex{slots: touched(size)}
+	}
+	clear(x.slots)
+	clear(x.taken)
+	return idIndex{slots: x.slots, taken: x.taken[:0]}
 }
 
 // touched makes n empty slots and writes to each of their pages first: a

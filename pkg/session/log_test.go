@@ -235,6 +235,45 @@ func TestToolPairs(t *testing.T) {
 	}
 }
 
+// TestScanReuse: a scan that takes the memory of an earlier Log learns
+// exactly what a fresh scan does, whatever the earlier one held.
+func TestScanReuse(t *testing.T) {
+	tools := `{"type":"message","id":"t1","parentId":"d","timestamp":"t","message":{"role":"assistant","content":[{"type":"toolUse","id":"u1","name":"n","input":"{}"}],"provider":"p","model":"m"}}` + "\n" +
+		`{"type":"message","id":"t2","parentId":"t1","timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"toolResult","toolUseId":"u9","content":"x"}]}}` + "\n"
+	inputs := []string{
+		sample + tools + `{"type":"message","id":"a","parentId":null}` + "\n" + `{"type":"label","id":"a","parentId":"b","name":"x"}` + "\n",
+		sample,
+		strings.Repeat(sample, 40), // room for more
+		sample[:len(sample)/2],
+		"",
+		sample + tools,
+	}
+	for _, sized := range []bool{true, false} {
+		var old *Log
+		for i, in := range inputs {
+			open := func() io.Reader {
+				if sized {
+					return strings.NewReader(in)
+				}
+				return struct{ io.Reader }{strings.NewReader(in)} // no Size
+			}
+			want, err := Scan(open(), ScanOptions{Tools: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Scan(open(), ScanOptions{Tools: true, Reuse: old})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Printed, every field and the index (an empty slice and nil alike).
+			if g, w := fmt.Sprintf("%+v", *got), fmt.Sprintf("%+v", *want); g != w {
+				t.Fatalf("sized %v, input %d after %d: reused\n%s\nfresh\n%s", sized, i, i-1, g, w)
+			}
+			old = got
+		}
+	}
+}
+
 // benchLines are session lines like a coding agent's: texts of a few
 // kilobytes with escapes and some non-ASCII, tool rounds, usage.
 func benchLines() [][]byte {
