@@ -53,10 +53,16 @@ type Analysis struct {
 	dupHead  []span // header lines after line 1 identical to line 1
 	headerOK bool   // line 1 is a valid header (after a BOM, if any)
 	newer    bool
-	counts   map[string]int
+	counts   map[string]int // findings of each id
+	first    []byte         // line 1 (after a BOM)
+	unterm   span           // an unterminated last line, when unterm.line > 0
+	complete bool           // which is a complete JSON object
 }
 
 func (a *Analysis) add(f Finding) {
+	if a.counts == nil {
+		a.counts = map[string]int{}
+	}
 	a.counts[f.ID]++
 	switch n := a.counts[f.ID]; {
 	case n <= maxPerID:
@@ -81,59 +87,26 @@ func (a *Analysis) Damaged() bool {
 // line may then be an append in progress.
 func Check(r io.Reader, busy func() bool) (*Analysis, error) { return check(r, busy, nil) }
 
-// logs keeps the Logs of small files for the next checks (Run puts them
-// back): thousands of small files make less garbage.
-var logs sync.Pool
+// analyses keeps the Analyses (and Logs) of small files for the next
+// checks (Run puts them back): thousands of small files make less garbage.
+var analyses sync.Pool
 
-// small says whether a Log is worth keeping in logs: no more memory than
-// a file of about a megabyte needs.
-func small(l *session.Log) bool { return cap(l.Nodes) <= 1024 }
+// small says whether an Analysis is worth keeping: about the memory a file
+// of a megabyte needs.
+func (a *Analysis) small() bool {
+	return cap(a.Log.Nodes) <= 1024 && cap(a.first) <= 4096 && cap(a.Findings)+cap(a.corrupt)+cap(a.dupHead) <= 1024
+}
 
-// check is Check, taking the memory of reuse (a Log the caller is done
-// with) when it is not nil.
-func check(r io.Reader, busy func() bool, reuse *session.Log) (*Analysis, error) {
-	a := &Analysis{counts: map[string]int{}}
-	var first []byte
-	var unterm *span
-	var untermComplete bool
-	hook := func(n int, off int64, raw []byte, term bool, c *session.Line) {
-		if n == 1 && bytes.HasPrefix(raw, []byte("\xef\xbb\xbf")) {
-			a.bom = true
-			a.add(Finding{ID: "bom", Severity: Error, Line: 1, Offset: 0, Message: "the file starts with a UTF-8 byte order mark"})
-			if term {
-				first = append([]byte(nil), raw[3:]...)
-				h := session.Classify(raw[3:])
-				a.headerOK = h.Kind == session.KindHeader
-				a.newer = a.headerOK && h.Version > session.Version
-			}
-		}
-		if n == 1 && c != nil && !a.bom {
-			first = append([]byte(nil), raw...)
-			a.headerOK = c.Kind == session.KindHeader
-			a.newer = a.headerOK && c.Version > session.Version
-		}
-		if !term {
-			unterm = &span{n, off, off + int64(len(raw)), len(bytes.Trim(raw, "\x00")) == 0}
-			untermComplete = session.Classify(raw).Kind != session.KindCorrupt
-			return
-		}
-		if c.CR {
-			a.add(Finding{ID: "crlf", Severity: Info, Line: n, Offset: off, Message: "line ends with CRLF"})
-		}
-		if c.BadUTF8 {
-			a.add(Finding{ID: "invalidUtf8", Severity: Info, Line: n, Offset: off, Message: "line holds bytes that are not valid UTF-8 (kept as written)"})
-		}
-		if c.Kind == session.KindCorrupt {
-			if n > 1 || !a.bom {
-				a.corrupt = append(a.corrupt, span{n, off, off + int64(len(raw)) + 1, len(bytes.Trim(raw, "\x00")) == 0})
-			}
-			return
-		}
-		if c.Type == "session" && n > 1 && bytes.Equal(raw, first) {
-			a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})
-		}
+// check is Check, taking the memory of reuse (an Analysis the caller is
+// done with) when it is not nil.
+func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
+	a := reuse
+	if a == nil {
+		a = &Analysis{}
 	}
-	l, err := session.Scan(r, session.ScanOptions{OnLine: hook, CheckUTF8: true, Tools: true, Reuse: reuse})
+	clear(a.counts)
+	*a = Analysis{Log: a.Log, Findings: a.Findings[:0], corrupt: a.corrupt[:0], dupHead: a.dupHead[:0], counts: a.counts, first: a.first[:0]}
+	l, err := session.Scan(r, session.ScanOptions{OnLine: a.line, CheckUTF8: true, Tools: true, Reuse: a.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -147,8 +120,8 @@ func check(r io.Reader, busy func() bool, reuse *session.Log) (*Analysis, error)
 			break
 		}
 	}
-	if unterm != nil {
-		tail = append(tail, *unterm)
+	if a.unterm.line > 0 {
+		tail = append(tail, a.unterm)
 	}
 	for _, s := range a.corrupt {
 		if s.line == 1 {
@@ -192,8 +165,8 @@ func check(r io.Reader, busy func() bool, reuse *session.Log) (*Analysis, error)
 		a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", p.ID)})
 	}
 	if len(tail) > 0 {
-		one := len(tail) == 1 && unterm != nil
-		a.tail(tail, one, untermComplete, one && busy != nil && busy())
+		one := len(tail) == 1 && a.unterm.line > 0
+		a.tail(tail, one, a.complete, one && busy != nil && busy())
 	}
 	return a, nil
 }
@@ -233,5 +206,44 @@ func (a *Analysis) tail(tail []span, one, complete, locked bool) {
 		a.add(Finding{ID: "missingFinalNewline", Severity: Error, Line: first.line, Offset: first.off, Message: "the last line is a complete JSON object without its \"\\n\": never acknowledged as written"})
 	default:
 		a.add(Finding{ID: "tornTail", Severity: Error, Line: first.line, Offset: first.off, Message: fmt.Sprintf("%d bytes at the end are not complete lines", n)})
+	}
+}
+
+// line is the scan's hook: it sees every line.
+func (a *Analysis) line(n int, off int64, raw []byte, term bool, c *session.Line) {
+	if n == 1 && bytes.HasPrefix(raw, []byte("\xef\xbb\xbf")) {
+		a.bom = true
+		a.add(Finding{ID: "bom", Severity: Error, Line: 1, Offset: 0, Message: "the file starts with a UTF-8 byte order mark"})
+		if term {
+			a.first = append(a.first[:0], raw[3:]...)
+			h := session.Classify(raw[3:])
+			a.headerOK = h.Kind == session.KindHeader
+			a.newer = a.headerOK && h.Version > session.Version
+		}
+	}
+	if n == 1 && c != nil && !a.bom {
+		a.first = append(a.first[:0], raw...)
+		a.headerOK = c.Kind == session.KindHeader
+		a.newer = a.headerOK && c.Version > session.Version
+	}
+	if !term {
+		a.unterm = span{n, off, off + int64(len(raw)), len(bytes.Trim(raw, "\x00")) == 0}
+		a.complete = session.Classify(raw).Kind != session.KindCorrupt
+		return
+	}
+	if c.CR {
+		a.add(Finding{ID: "crlf", Severity: Info, Line: n, Offset: off, Message: "line ends with CRLF"})
+	}
+	if c.BadUTF8 {
+		a.add(Finding{ID: "invalidUtf8", Severity: Info, Line: n, Offset: off, Message: "line holds bytes that are not valid UTF-8 (kept as written)"})
+	}
+	if c.Kind == session.KindCorrupt {
+		if n > 1 || !a.bom {
+			a.corrupt = append(a.corrupt, span{n, off, off + int64(len(raw)) + 1, len(bytes.Trim(raw, "\x00")) == 0})
+		}
+		return
+	}
+	if c.Type == "session" && n > 1 && bytes.Equal(raw, a.first) {
+		a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})
 	}
 }

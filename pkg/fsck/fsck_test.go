@@ -156,3 +156,39 @@ func BenchmarkRunSmall(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckReuse: a check that takes the memory of an earlier Analysis
+// finds exactly what a fresh one does, whatever the earlier file held.
+func TestCheckReuse(t *testing.T) {
+	good := sample(3)
+	header := good[:bytes.IndexByte(good, '\n')+1]
+	inputs := [][]byte{
+		append(append(append([]byte("\xef\xbb\xbf"), good...), header...), "{\"type\":\"mess"...), // a BOM, a repeated header, a torn tail
+		good,
+		append(bytes.Repeat([]byte("\r\n"), 30), good...), // more findings of one id than are listed,
+		append(bytes.Repeat([]byte("\r\n"), 30), good...), // twice
+		append(append([]byte(nil), good...), "[1]\n{}\n"...),
+		append(append([]byte(nil), good...), header...),
+		{},
+		good,
+	}
+	var prev *Analysis
+	for i, in := range inputs {
+		want, err := check(bytes.NewReader(in), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := check(bytes.NewReader(in), nil, prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, policy := range []string{Tail, PointInTime, Salvage} {
+			g := fmt.Sprintf("%+v %+v", got.Findings, got.plan(policy))
+			w := fmt.Sprintf("%+v %+v", want.Findings, want.plan(policy))
+			if g != w {
+				t.Fatalf("input %d, %s, after input %d: reused\n%s\nfresh\n%s", i, policy, i-1, g, w)
+			}
+		}
+		prev = got
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/panto-dev/panto/pkg/index"
-	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
@@ -167,14 +166,14 @@ func Run(path string, o Options) *Report {
 		}
 		src, size = rf, rf.Size()
 	}
-	reuse, _ := logs.Get().(*session.Log)
+	reuse, _ := analyses.Get().(*Analysis)
 	a, err := check(io.NewSectionReader(src, 0, size), busy, reuse)
 	if err != nil {
 		return fail(err)
 	}
-	defer func() { // nothing the report holds points into the Log
-		if small(a.Log) {
-			logs.Put(a.Log)
+	defer func() { // nothing the report holds points into the Analysis
+		if a.small() {
+			analyses.Put(a)
 		}
 	}()
 	r.BytesBefore, r.BytesAfter = a.Size, a.Size

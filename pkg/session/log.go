@@ -198,11 +198,12 @@ type ScanOptions struct {
 // Scan reads a session file once and indexes it. The lines of a large
 // input are classified in parallel, on every core, and indexed in order.
 func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
-	old := opt.Reuse
-	if old == nil {
-		old = &Log{}
+	l := opt.Reuse
+	if l == nil {
+		l = &Log{}
 	}
-	l := &Log{Unknown: old.Unknown}
+	old := *l
+	*l = Log{Unknown: old.Unknown}
 	if l.Unknown == nil {
 		l.Unknown = make(map[string]int)
 	}
