@@ -15,3 +15,6 @@ func eachCPU(t *testing.T, f func(t *testing.T)) {
 	haveAVX2 = false
 	t.Run("noavx2", f)
 }
+
+// skipsEscapes: the assembly plainRun steps over two-byte escapes.
+const skipsEscapes = true

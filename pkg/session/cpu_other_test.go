@@ -6,3 +6,6 @@ import "testing"
 
 // eachCPU runs f: there is one code path here.
 func eachCPU(t *testing.T, f func(t *testing.T)) { f(t) }
+
+// skipsEscapes: plainRun in Go stops at every backslash.
+const skipsEscapes = false

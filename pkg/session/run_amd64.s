@@ -15,15 +15,27 @@ DATA controls<>+0(SB)/8, $0x1f1f1f1f1f1f1f1f // the largest control byte
 DATA controls<>+8(SB)/8, $0x1f1f1f1f1f1f1f1f
 GLOBL controls<>(SB), RODATA|NOPTR, $16
 
+// escapes marks the bytes that may follow a '\\' in a two-byte escape.
+DATA escapes<>+0x20(SB)/8, $0x0000000000010000 // '"' (0x22)
+DATA escapes<>+0x28(SB)/8, $0x0100000000000000 // '/' (0x2f)
+DATA escapes<>+0x58(SB)/8, $0x0000000100000000 // '\\' (0x5c)
+DATA escapes<>+0x60(SB)/8, $0x0001000000010000 // 'b' (0x62), 'f' (0x66)
+DATA escapes<>+0x68(SB)/8, $0x0001000000000000 // 'n' (0x6e)
+DATA escapes<>+0x70(SB)/8, $0x0000000100010000 // 'r' (0x72), 't' (0x74)
+GLOBL escapes<>(SB), RODATA|NOPTR, $256
+
 // func plainRun(b []byte) int
-// Returns the index of the first byte of b that is '"', '\\' or a control
-// byte (< 0x20), or the index where fewer than sixteen bytes are left: the
-// caller goes on from there eight bytes and then one byte at a time. With
-// AVX2 it looks at 32 bytes a turn, then at a last block of sixteen.
+// Returns the index of the first byte of b that is '"', a control byte
+// (< 0x20) or a '\\' that does not start a two-byte escape (\" \\ \/ \b
+// \f \n \r \t, which it steps over), or an index where fewer than sixteen
+// bytes are left: the caller goes on from there eight bytes and then one
+// byte at a time. With AVX2 it looks at 32 bytes a turn, then at a last
+// block of sixteen.
 TEXT ·plainRun(SB), NOSPLIT, $0-32
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), CX
 	MOVQ SI, DI
+	LEAQ escapes<>(SB), R10
 	CMPB ·haveAVX2(SB), $0
 	JEQ  sse
 	VPBROADCASTB quotes<>(SB), Y1
@@ -47,9 +59,25 @@ avxLoop:
 	SUBQ $32, CX
 	JMP avxLoop
 
-avxFound:
+avxFound: // the byte at AX stops the run unless it starts a two-byte escape
+	BSFL    AX, AX
+	LEAQ    1(AX), R9
+	CMPQ    R9, CX
+	JAE     avxStop
+	CMPB    (SI)(AX*1), $0x5c
+	JNE     avxStop
+	MOVBLZX (SI)(R9*1), DX
+	CMPB    (R10)(DX*1), $0
+	JEQ     avxStop
+	ADDQ    $2, AX
+	ADDQ    AX, SI
+	SUBQ    AX, CX
+	JMP     avxLoop
+
+avxStop:
 	VZEROUPPER
-	JMP plainFound
+	ADDQ AX, SI
+	JMP  plainDone
 
 avxDone:
 	VZEROUPPER
@@ -79,8 +107,22 @@ plainLoop:
 	SUBQ $16, CX
 	JMP plainLoop
 
-plainFound:
-	BSFL AX, AX
+plainFound: // as avxFound
+	BSFL    AX, AX
+	LEAQ    1(AX), R9
+	CMPQ    R9, CX
+	JAE     plainStop
+	CMPB    (SI)(AX*1), $0x5c
+	JNE     plainStop
+	MOVBLZX (SI)(R9*1), DX
+	CMPB    (R10)(DX*1), $0
+	JEQ     plainStop
+	ADDQ    $2, AX
+	ADDQ    AX, SI
+	SUBQ    AX, CX
+	JMP     plainLoop
+
+plainStop:
 	ADDQ AX, SI
 
 plainDone:

@@ -104,31 +104,53 @@ func FuzzValid(f *testing.F) {
 	})
 }
 
-// TestRuns: plainRun (assembly on amd64, with AVX2 and without) never passes a byte that stops a
-// run, and stops short of it only within a block, at every length,
-// position and alignment.
+// TestRuns: plainRun (assembly on amd64, with AVX2 and without) passes only
+// plain bytes and whole two-byte escapes, and stops short of the end of
+// that run only where fewer than sixteen bytes are left (or, in Go, at an
+// escape), at every length, position and alignment of what stops it.
 func TestRuns(t *testing.T) { eachCPU(t, testRuns) }
 
 func testRuns(t *testing.T) {
-	stops := map[byte]bool{ // does it stop plainRun?
-		'"': true, '\\': true, 0x00: true, 0x1f: true, '\n': true,
-		0x20: false, 'a': false, 0x7f: false, 0x80: false, 0xff: false,
+	inserts := []string{`"`, `\`, "\x00", "\x1f", "\n", " ", "a", "\x7f", "\x80", "\xff",
+		`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u`, `\x`, `\a`, "\\\n", `\\\`, `\\"`, `\n\n\"`}
+	base := len(inserts)
+	for c := range 256 { // and every byte after a backslash, less thoroughly
+		inserts = append(inserts, string([]byte{'\\', byte(c)}))
 	}
 	buf := bytes.Repeat([]byte("x"), 100)
-	for c, stop := range stops {
+	for k, in := range inserts {
 		for off := range 3 {
-			for n := range 70 {
+			for n := range 72 {
 				for p := -1; p < n; p++ {
+					if k >= base && (off > 0 || n%8 != 7 || p%7 != 0) {
+						continue
+					}
 					b := append([]byte(nil), buf[:off+n]...)[off:]
 					if p >= 0 {
-						b[p] = c
+						b = append(b[:p], append([]byte(in), b[p:]...)...)[:n]
 					}
-					want := n
-					if p >= 0 && stop {
-						want = p
+					// Where a run may stop: before a byte that is not plain
+					// and not the start of a two-byte escape, or anywhere
+					// before, between whole escapes.
+					stops := map[int]bool{}
+					escape := map[int]bool{} // a two-byte escape starts here
+					end := 0
+					for end < n {
+						stops[end] = true
+						c := b[end]
+						if c == '\\' && end+1 < n && strings.IndexByte(`"\/bfnrt`, b[end+1]) >= 0 {
+							escape[end] = true
+							end += 2
+						} else if c == '"' || c == '\\' || c < 0x20 {
+							break
+						} else {
+							end++
+						}
 					}
-					if got := plainRun(b); got > want || want-got >= 16 && n-got >= 16 {
-						t.Fatalf("plainRun of %d bytes with %#x at %d: %d, want %d (or up to 15 less)", n, c, p, got, want)
+					stops[end] = true
+					got := plainRun(b)
+					if !stops[got] || got < end && n-got >= 16 && !(escape[got] && !skipsEscapes) {
+						t.Fatalf("plainRun(%q) = %d, want %d (or less, between escapes, with fewer than 16 bytes left)", b, got, end)
 					}
 				}
 			}
