@@ -397,10 +397,8 @@ func checkBlockAt(b []byte, i, n, depth int, sink *toolSink) (int, error) {
 				sig = b[vs:ve]
 			}
 		default:
-			for j, name := range blockKeys {
-				if vals[j] == nil && string(k) == name {
-					vals[j] = b[vs:ve]
-				}
+			if j := blockKey(k); j >= 0 && vals[j] == nil {
+				vals[j] = b[vs:ve]
 			}
 		}
 		return ve
@@ -455,3 +453,26 @@ func validText(s []byte, sink *toolSink) bool {
 // blockKeys are the fields of a block checkBlockAt keeps, besides type and
 // signature.
 var blockKeys = [...]string{"text", "thinking", "data", "id", "name", "input", "toolUseId", "content"}
+
+// blockKey returns the index of k in blockKeys, or -1.
+func blockKey(k []byte) int {
+	switch string(k) {
+	case "text":
+		return 0
+	case "thinking":
+		return 1
+	case "data":
+		return 2
+	case "id":
+		return 3
+	case "name":
+		return 4
+	case "input":
+		return 5
+	case "toolUseId":
+		return 6
+	case "content":
+		return 7
+	}
+	return -1
+}
