@@ -24,6 +24,25 @@ DATA escapes<>+0x68(SB)/8, $0x0001000000000000 // 'n' (0x6e)
 DATA escapes<>+0x70(SB)/8, $0x0000000100010000 // 'r' (0x72), 't' (0x74)
 GLOBL escapes<>(SB), RODATA|NOPTR, $256
 
+// STEP_ESCAPE: AX marks the bytes of the block at SI (CX bytes left) that
+// stop a run. When the first is a '\\' that starts a two-byte escape (the
+// next byte is marked in escapes, at R10), step over the escape and go on
+// at loop; else go to stop with its index in AX.
+#define STEP_ESCAPE(stop, loop) \
+	BSFL    AX, AX; \
+	LEAQ    1(AX), R9; \
+	CMPQ    R9, CX; \
+	JAE     stop; \
+	CMPB    (SI)(AX*1), $0x5c; \
+	JNE     stop; \
+	MOVBLZX (SI)(R9*1), DX; \
+	CMPB    (R10)(DX*1), $0; \
+	JEQ     stop; \
+	ADDQ    $2, AX; \
+	ADDQ    AX, SI; \
+	SUBQ    AX, CX; \
+	JMP     loop
+
 // func plainRun(b []byte) int
 // Returns the index of the first byte of b that is '"', a control byte
 // (< 0x20) or a '\\' that does not start a two-byte escape (\" \\ \/ \b
@@ -59,20 +78,8 @@ avxLoop:
 	SUBQ $32, CX
 	JMP avxLoop
 
-avxFound: // the byte at AX stops the run unless it starts a two-byte escape
-	BSFL    AX, AX
-	LEAQ    1(AX), R9
-	CMPQ    R9, CX
-	JAE     avxStop
-	CMPB    (SI)(AX*1), $0x5c
-	JNE     avxStop
-	MOVBLZX (SI)(R9*1), DX
-	CMPB    (R10)(DX*1), $0
-	JEQ     avxStop
-	ADDQ    $2, AX
-	ADDQ    AX, SI
-	SUBQ    AX, CX
-	JMP     avxLoop
+avxFound:
+	STEP_ESCAPE(avxStop, avxLoop)
 
 avxStop:
 	VZEROUPPER
@@ -107,20 +114,8 @@ plainLoop:
 	SUBQ $16, CX
 	JMP plainLoop
 
-plainFound: // as avxFound
-	BSFL    AX, AX
-	LEAQ    1(AX), R9
-	CMPQ    R9, CX
-	JAE     plainStop
-	CMPB    (SI)(AX*1), $0x5c
-	JNE     plainStop
-	MOVBLZX (SI)(R9*1), DX
-	CMPB    (R10)(DX*1), $0
-	JEQ     plainStop
-	ADDQ    $2, AX
-	ADDQ    AX, SI
-	SUBQ    AX, CX
-	JMP     plainLoop
+plainFound:
+	STEP_ESCAPE(plainStop, plainLoop)
 
 plainStop:
 	ADDQ AX, SI
