@@ -54,6 +54,7 @@ type Analysis struct {
 	headerOK bool   // line 1 is a valid header (after a BOM, if any)
 	newer    bool
 	counts   map[string]int // findings of each id
+	good     int64          // offset after the last good line (line 1 too when a BOM precedes a header)
 	first    []byte         // line 1 (after a BOM)
 	unterm   span           // an unterminated last line, when unterm.line > 0
 	complete bool           // which is a complete JSON object
@@ -110,12 +111,15 @@ func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.Log, a.Size = l, l.Size
+	a.Log, a.Size, a.good = l, l.Size, l.Good
+	if a.bom && a.headerOK { // the scan counts that line as corrupt
+		a.good = max(a.good, int64(len(a.first))+4) // the BOM, the line, its "\n"
+	}
 	a.header(l)
 	// Corrupt complete lines after the last good one belong to the tail.
 	var tail []span
 	for i, s := range a.corrupt {
-		if s.off >= l.Good {
+		if s.off >= a.good {
 			tail, a.corrupt = a.corrupt[i:], a.corrupt[:i]
 			break
 		}

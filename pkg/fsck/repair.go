@@ -61,10 +61,10 @@ type plan struct {
 
 func (a *Analysis) plan(policy string) plan {
 	var p plan
-	if (!a.headerOK && !a.bom) || a.newer || a.Size == 0 {
+	if !a.headerOK || a.newer || a.Size == 0 {
 		return p // never repair what has no valid header, or a newer format
 	}
-	good := a.Log.Good
+	good := a.good
 	cut := func(from int64) {
 		p.drop = []span{{off: from, end: a.Size}}
 		for _, n := range a.Log.Nodes {
