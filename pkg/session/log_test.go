@@ -129,6 +129,23 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("entry %d differs: %+v %+v", i, l.Nodes[i], again.Nodes[i])
 			}
 		}
+		// A scan in the memory of an earlier one learns the same, with the
+		// tool pairs too.
+		fresh, err := Scan(bytes.NewReader(data), ScanOptions{Tools: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, err := Scan(strings.NewReader(sample+sample), ScanOptions{Tools: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reused, err := Scan(bytes.NewReader(data), ScanOptions{Tools: true, Reuse: old})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := fmt.Sprintf("%+v", *reused), fmt.Sprintf("%+v", *fresh); g != w {
+			t.Fatalf("reused\n%s\nfresh\n%s", g, w)
+		}
 	})
 }
 
