@@ -111,10 +111,9 @@ func Run(path string, o Options) *Report {
 	}
 	write := o.Repair && !o.DryRun
 	var (
-		src    io.ReaderAt
-		size   int64
-		f      *os.File // open to write, when repairing
-		locked bool     // a writer holds the lock (known only where it matters)
+		src    io.Reader // with Size
+		f      *os.File  // open to write, when repairing
+		locked bool      // a writer holds the lock (known only where it matters)
 	)
 	busy := func() bool { return locked }
 	if write {
@@ -142,7 +141,7 @@ func Run(path string, o Options) *Report {
 			r.Status, r.Bits = "busy", BitBusy // replaced while we locked it
 			return r
 		}
-		src, size = f, fi.Size()
+		src = io.NewSectionReader(f, 0, fi.Size())
 	} else {
 		rf, err := store.OpenRead(path)
 		if err != nil {
@@ -164,10 +163,10 @@ func Run(path string, o Options) *Report {
 				return locked || err == nil && now != rf.Size()
 			}
 		}
-		src, size = rf, rf.Size()
+		src = rf
 	}
 	reuse, _ := analyses.Get().(*Analysis)
-	a, err := check(io.NewSectionReader(src, 0, size), busy, reuse)
+	a, err := check(src, busy, reuse)
 	if err != nil {
 		return fail(err)
 	}

@@ -203,7 +203,7 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		l = &Log{}
 	}
 	old := *l
-	*l = Log{Unknown: old.Unknown}
+	*l = Log{Unknown: old.Unknown, Stamps: old.Stamps[:0]}
 	if l.Unknown == nil {
 		l.Unknown = make(map[string]int)
 	}

@@ -10,12 +10,14 @@ import (
 // Reader is a session file open to read: its descriptor without the
 // machinery of os.File (a poller check, a cleanup, a lock on every call),
 // which counts when fsck checks thousands of small files. It reads with
-// pread, so it is an io.ReaderAt, and may be used from many goroutines.
+// pread: ReadAt may be used from many goroutines; Read, from one, reads on
+// from where the last Read stopped.
 type Reader struct {
 	fd      int
 	name    string
 	size    int64
 	regular bool
+	off     int64 // where Read goes on
 }
 
 // OpenRead opens path to read it and learns its size. It does not block
@@ -57,6 +59,13 @@ func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
 		n += k
 	}
 	return n, nil
+}
+
+// Read reads on from where the last Read stopped.
+func (r *Reader) Read(p []byte) (int, error) {
+	n, err := r.ReadAt(p, r.off)
+	r.off += int64(n)
+	return n, err
 }
 
 // SizeNow is the file's size now.

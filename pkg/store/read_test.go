@@ -43,6 +43,23 @@ func TestReader(t *testing.T) {
 		}
 	}
 
+	// Read goes on from where it stopped.
+	var got []byte
+	for {
+		b := make([]byte, 4)
+		n, err := r.Read(b)
+		got = append(got, b[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(got) != "0123456789" {
+		t.Fatalf("Read in fours: %q", got)
+	}
+
 	// The size now, and a lock another open file holds.
 	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
