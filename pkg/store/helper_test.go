@@ -60,8 +60,10 @@ func helper(mode, file string, args []string) int {
 			return 3
 		}
 	case "fsize":
-		limit, _ := strconv.ParseUint(args[0], 10, 64)
-		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
+		var limit syscall.Rlimit // uint64 here, int64 on the BSDs: Sscan reads either
+		fmt.Sscan(args[0], &limit.Cur)
+		limit.Max = limit.Cur
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 3
 		}
