@@ -63,7 +63,7 @@ TEXT ·validUTF8AVX2(SB), NOSPLIT, $32-25
 
 // Every block takes the same path: a branch to skip ASCII blocks is
 // mispredicted so often on text that mixes ASCII and other letters that it
-// made validation twice slower there.
+// doubled the cost of validation there.
 loop:
 	CMPQ       CX, $32
 	JB         tail
