@@ -65,3 +65,44 @@ func TestCancelled(t *testing.T) {
 		t.Fatalf("a file changed after the signal: %q, %v", b, err)
 	}
 }
+
+// TestCheckAllFiles: checked on every core at once (the pools of memory
+// shared), files get the reports they get one at a time.
+func TestCheckAllFiles(t *testing.T) {
+	dir := t.TempDir()
+	header := `{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/"}` + "\n"
+	entry := func(id, parent string) string {
+		return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}`+"\n", id, parent)
+	}
+	var files []input
+	for i := range 200 {
+		body := header + entry("a", "null") + entry("b", `"a"`)
+		switch i % 4 {
+		case 1:
+			body += `{"type":"mes` // torn
+		case 2:
+			body += entry("a", "null") // a repeated id
+		case 3:
+			body = "\xef\xbb\xbf" + body + "\x00\x00"
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%03d.jsonl", i))
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, input{path, nil})
+	}
+	var got []string
+	checkAll(files, fsck.Options{}, func(i int, r *fsck.Report) bool {
+		got = append(got, fmt.Sprintf("%s %s %+v", r.Path, r.Status, r.Findings))
+		return true
+	})
+	if len(got) != len(files) {
+		t.Fatalf("%d reports for %d files", len(got), len(files))
+	}
+	for i, f := range files {
+		r := fsck.Run(f.path, fsck.Options{})
+		if want := fmt.Sprintf("%s %s %+v", r.Path, r.Status, r.Findings); got[i] != want {
+			t.Fatalf("file %d: on every core\n%s\nalone\n%s", i, got[i], want)
+		}
+	}
+}
