@@ -138,3 +138,15 @@ func TestHexID(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockKey: the switch of blockKey and the names of blockKeys agree.
+func TestBlockKey(t *testing.T) {
+	for j, name := range blockKeys {
+		if got := blockKey([]byte(name)); got != j {
+			t.Errorf("blockKey(%q) = %d, want %d", name, got, j)
+		}
+	}
+	if got := blockKey([]byte("type")); got != -1 {
+		t.Errorf("blockKey(type) = %d, want -1", got)
+	}
+}
