@@ -9,17 +9,16 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
-	"github.com/google/uuid"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 const name = "panto-cost"
@@ -133,13 +132,11 @@ func (g *grammar) run(io cli.IO, out io.Writer) (int, error) {
 	if len(inputs) == 0 {
 		inputs = []string{"-"}
 	}
-	for _, in := range inputs {
-		if err := g.input(in, io.Stdin, since, until, &skip, warn, emit); err != nil {
-			if errors.Is(err, pricing.ErrOverflow) {
-				return 0, exitcode.Failuref("%v", err)
-			}
-			return 0, err
+	if err := g.inputs(inputs, io.Stdin, since, until, &skip, warn, emit); err != nil {
+		if errors.Is(err, pricing.ErrOverflow) {
+			return 0, exitcode.Failuref("%v", err)
 		}
+		return 0, err
 	}
 	if g.By != "turn" {
 		for _, r := range order {
@@ -163,7 +160,7 @@ func (g *grammar) run(io cli.IO, out io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if skip.corrupt+skip.torn+skip.invalidUsage+skip.duplicate > 0 {
+	if skip.corrupt+skip.torn+skip.invalid+skip.duplicate > 0 {
 		return exitcode.Findings, nil
 	}
 	return exitcode.OK, nil
@@ -220,72 +217,70 @@ func (g *grammar) sort(rows []*row) {
 	}
 }
 
-// input reads one argument: stdin, a file, or every *.jsonl below a
-// directory. Files that cannot hold turns in [since, until) are skipped
-// without being read: a file last written before since, or created (its
-// UUIDv7 name) after until.
-func (g *grammar) input(in string, stdin io.Reader, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
-	if in == "-" {
-		r := &reader{label: "-", session: "-", skip: skip, warn: warn, needTime: g.needTime(since, until)}
-		if err := r.read(stdin, emit); err != nil {
-			if errors.Is(err, pricing.ErrOverflow) {
-				return err
-			}
-			return exitcode.Failuref("read stdin: %v", err)
+// inputs reads the arguments in order: stdin, files, and every session
+// file below a directory (links followed). A file reached twice is read
+// once, and a reply that another input counted already is not counted
+// again. A file that cannot hold turns since --since is not read: one whose
+// inode last changed before that day (a time nothing but the kernel sets).
+func (g *grammar) inputs(args []string, stdin io.Reader, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
+	c := &counted{hex: map[hexReply]int{}, other: map[strReply]int{}}
+	names := map[string]string{}
+	read := map[fileID]bool{}
+	n := 0
+	readOne := func(label string, in io.Reader) error {
+		r := &reader{label: label, input: n, session: label, counted: c, skip: skip, warn: warn, needTime: g.needTime(since, until), names: &names}
+		if id := session.IDFromPath(label); id != "" {
+			r.session = id
 		}
-		return nil
+		n++
+		err := r.read(in, emit)
+		if r.copies > 0 {
+			warn("%s: %d replies already counted from another input: not counted twice", label, r.copies)
+		}
+		return err
 	}
-	fi, err := os.Stat(in)
-	if err != nil {
-		return exitcode.New(exitcode.Failure, err)
-	}
-	var files []string
-	if fi.IsDir() {
-		err = filepath.WalkDir(in, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
+	for _, arg := range args {
+		if arg == "-" {
+			if err := readOne("-", stdin); err != nil {
+				return readError("stdin", err)
 			}
-			if !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") && !strings.HasPrefix(d.Name(), ".") {
-				files = append(files, p)
+			continue
+		}
+		err := catalog.Walk(arg, func(p string, err error) error {
+			if err != nil {
+				return exitcode.New(exitcode.Failure, err)
+			}
+			f, err := store.OpenRead(p)
+			if err != nil {
+				return exitcode.New(exitcode.Failure, err)
+			}
+			defer f.Close()
+			if !f.Regular() {
+				return exitcode.Failuref("%s is not a regular file: give session files", p)
+			}
+			id := fileID{f.Dev(), f.Ino()}
+			if read[id] || !since.IsZero() && f.Ctime().Before(since) {
+				return nil
+			}
+			read[id] = true
+			if err := readOne(p, f); err != nil {
+				return readError(p, err)
 			}
 			return nil
 		})
 		if err != nil {
-			return exitcode.New(exitcode.Failure, err)
-		}
-	} else {
-		files = []string{in}
-	}
-	for _, p := range files {
-		if !since.IsZero() || !until.IsZero() {
-			if st, err := os.Stat(p); err == nil && !since.IsZero() && st.ModTime().Before(since) {
-				continue
-			}
-			if id := session.IDFromPath(p); id != "" && !until.IsZero() {
-				if u, err := uuid.Parse(id); err == nil && u.Version() == 7 {
-					sec, nsec := u.Time().UnixTime()
-					if !time.Unix(sec, nsec).Before(until) {
-						continue
-					}
-				}
-			}
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return exitcode.New(exitcode.Failure, err)
-		}
-		r := &reader{label: p, session: p, skip: skip, warn: warn, needTime: g.needTime(since, until)}
-		if id := session.IDFromPath(p); id != "" {
-			r.session = id
-		}
-		err = r.read(f, emit)
-		f.Close()
-		if err != nil {
-			if errors.Is(err, pricing.ErrOverflow) {
-				return err
-			}
-			return exitcode.Failuref("read %s: %v", p, err)
+			return err
 		}
 	}
 	return nil
+}
+
+type fileID struct{ dev, ino uint64 }
+
+func readError(label string, err error) error {
+	var coded interface{ ExitCode() int }
+	if errors.Is(err, pricing.ErrOverflow) || errors.As(err, &coded) {
+		return err
+	}
+	return exitcode.Failuref("read %s: %v", label, err)
 }

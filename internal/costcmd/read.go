@@ -1,8 +1,6 @@
 package costcmd
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 	"time"
 
@@ -17,199 +15,175 @@ type turn struct {
 	key                     pricing.Key
 	usage                   pricing.Usage
 	hasUsage                bool
+	invalid                 bool // an invalid entry (SPEC §2): its cost is unknown
 }
 
 // skipped counts what was not priced, by reason.
 type skipped struct {
-	corrupt, torn, invalidUsage, duplicate, noTime int
+	corrupt, torn, invalid, duplicate, noTime int
 }
 
-// reader streams one input and hands each reply to emit.
+// counted is the set of replies counted so far, over every input: a
+// session given twice (a directory and a file in it, or a copy) counts
+// once. Each reply remembers the input it was counted from.
+type counted struct {
+	hex   map[hexReply]int
+	other map[strReply]int
+}
+
+type hexReply struct {
+	session string
+	id      uint32
+}
+
+type strReply struct{ session, id string }
+
+// add records the reply (session, id) of input in; it returns the input
+// that counted it first, or -1.
+func (c *counted) add(sess, id string, in int) int {
+	if v, ok := session.HexID(id); ok {
+		k := hexReply{sess, v}
+		if first, ok := c.hex[k]; ok {
+			return first
+		}
+		c.hex[k] = in
+		return -1
+	}
+	k := strReply{sess, id}
+	if first, ok := c.other[k]; ok {
+		return first
+	}
+	c.other[k] = in
+	return -1
+}
+
+// reader reads one input and hands each reply to emit.
 type reader struct {
 	label    string // the file name, or "-"
+	input    int    // its number among the inputs
 	session  string // session id: the header's, else the label
 	project  string
-	seen     map[uint32]struct{}
-	seenStr  map[string]struct{}
+	counted  *counted
+	copies   int // replies counted already from another input
 	skip     *skipped
 	warn     func(format string, args ...any)
-	needTime bool // the report uses timestamps: parse them (else skip the cost)
+	needTime bool               // the report uses timestamps: parse them (else skip the cost)
+	names    *map[string]string // provider and model names, interned
 }
 
-// read reads session lines, entry lines or message lines, up to the first
-// corrupt line (SPEC §5).
+// read reads session lines, entry lines or message lines through the one
+// scanner and validator of the format, up to the first corrupt line (SPEC
+// §5). A reply that is an invalid entry counts with an unknown cost.
 func (r *reader) read(in io.Reader, emit func(*turn) error) error {
-	rd := session.NewReader(in, 0)
-	for {
-		line, _, term, err := rd.Next()
-		if err == io.EOF {
-			return nil
+	var emitErr error
+	opt := session.ScanOptions{StopAtCorrupt: true, NoIndex: true}
+	opt.OnLine = func(n int, _ int64, raw []byte, term bool, c *session.Line) {
+		if emitErr != nil || !term {
+			return
 		}
-		if err != nil {
-			return err
+		switch {
+		case c.Kind == session.KindHeader:
+			r.session, r.project = c.ID, c.Cwd
+			if c.Version > session.Version {
+				r.warn("%s is format version %d, newer than %d: reading what it understands", r.label, c.Version, session.Version)
+			}
+		case c.Type == "" && c.Kind == session.KindInvalid:
+			emitErr = r.messageLine(n, raw, emit)
+		case c.Type == "message" && c.Role == "assistant":
+			emitErr = r.reply(n, raw, c, emit)
+		case c.Kind == session.KindInvalid && c.Type != "session":
+			r.skip.invalid++
+			r.warn("%s: line %d: %s: skipped (run panto-fsck %s)", r.label, n, what(c), r.label)
 		}
-		n := rd.LineNo()
-		if !term {
-			r.skip.torn++
-			r.warn("%s: line %d: incomplete final line (a writer may be mid-append): not counted", r.label, n)
-			return nil
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if !session.ValidJSON(line) || bytes.TrimSpace(line)[0] != '{' {
+	}
+	l, err := session.Scan(in, opt)
+	if err != nil {
+		return err
+	}
+	if emitErr != nil {
+		return emitErr
+	}
+	if p := l.Stopped; p != nil {
+		if len(l.Corrupt) > 0 {
 			r.skip.corrupt++
-			r.warn("%s: line %d: not a complete JSON object: read up to line %d (run panto-fsck %s)", r.label, n, n-1, r.label)
-			return nil
-		}
-		var typ, id, ts, cwd, ver, msg []byte
-		var t *turn // the reply a "message" member holds, read as it is walked
-		var bad error
-		message := false // a message line: the line itself is the message
-		session.WalkMembers(line, 0, func(k []byte, vs int) int {
-			if msg == nil && line[vs] == '{' && session.KeyIs(k, "message") {
-				var end int
-				end, t, bad = r.reply(line, vs, n)
-				msg = line[vs:end]
-				return end
-			}
-			ve := session.SkipValue(line, vs)
-			var dst *[]byte
-			switch {
-			case session.KeyIs(k, "type"):
-				dst = &typ
-			case session.KeyIs(k, "id"):
-				dst = &id
-			case session.KeyIs(k, "timestamp"):
-				dst = &ts
-			case session.KeyIs(k, "cwd"):
-				dst = &cwd
-			case session.KeyIs(k, "version"):
-				dst = &ver
-			case session.KeyIs(k, "role"):
-				message = true
-				return ve
-			default:
-				return ve
-			}
-			if *dst == nil {
-				*dst = line[vs:ve]
-			}
-			return ve
-		})
-		if message && typ == nil {
-			msg = line
-			_, t, bad = r.reply(line, 0, n)
-		}
-		kind := session.Str(typ)
-		switch {
-		case kind == "session":
-			r.session, r.project = session.Str(id), session.Str(cwd)
-			if r.session == "" {
-				r.session = r.label
-			}
-			if v, _ := session.Int(ver); v > session.Version {
-				r.warn("%s is format version %d, newer than %d: reading what it understands", r.label, v, session.Version)
-			}
-			r.seen, r.seenStr = map[uint32]struct{}{}, map[string]struct{}{}
-		case kind == "message" || typ == nil && msg != nil:
-			if len(msg) == 0 || msg[0] != '{' || bad != nil || t == nil {
-				continue
-			}
-			entry := session.Str(id)
-			if typ != nil && r.duplicate(entry) { // only replies are priced: only they need the check
-				r.skip.duplicate++
-				r.warn("%s: line %d: entry id %q repeats an earlier entry: not counted twice", r.label, n, entry)
-				continue
-			}
-			t.entry = entry
-			if ts != nil && r.needTime {
-				if tm, err := time.Parse(time.RFC3339Nano, session.Str(ts)); err == nil {
-					t.time = tm
-				}
-			}
-			if err := emit(t); err != nil {
-				return err
-			}
+			r.warn("%s: line %d: not a complete JSON object: read up to line %d (run panto-fsck %s)", r.label, p.Line, p.Line-1, r.label)
+		} else {
+			r.skip.torn++
+			r.warn("%s: line %d: incomplete final line (a writer may be mid-append): not counted", r.label, p.Line)
 		}
 	}
+	return nil
 }
 
-func (r *reader) duplicate(id string) bool {
-	if r.seen == nil {
-		r.seen, r.seenStr = map[uint32]struct{}{}, map[string]struct{}{}
+// what names an invalid line for a warning.
+func what(c *session.Line) string {
+	if c.ID != "" {
+		return "entry " + c.ID + " is invalid: " + c.Problem
 	}
-	if v, ok := session.HexID(id); ok {
-		if _, ok := r.seen[v]; ok {
-			return true
-		}
-		r.seen[v] = struct{}{}
-		return false
-	}
-	if _, ok := r.seenStr[id]; ok {
-		return true
-	}
-	r.seenStr[id] = struct{}{}
-	return false
+	return "invalid entry: " + c.Problem
 }
 
-var usageFields = []string{"input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "reasoning"}
+// reply emits the assistant entry c (valid or not) at line n.
+func (r *reader) reply(n int, raw []byte, c *session.Line, emit func(*turn) error) error {
+	if first := r.counted.add(r.session, c.ID, r.input); first >= 0 {
+		if first == r.input {
+			r.skip.duplicate++
+			r.warn("%s: line %d: entry id %q repeats an earlier entry: not counted twice", r.label, n, c.ID)
+		} else {
+			r.copies++
+		}
+		return nil
+	}
+	t := r.turn(raw, &c.Reply)
+	t.entry = c.ID
+	if c.Kind == session.KindInvalid {
+		t.hasUsage, t.invalid = false, true
+		r.skip.invalid++
+		r.warn("%s: line %d: %s: its cost is unknown (run panto-fsck %s)", r.label, n, what(c), r.label)
+	}
+	if r.needTime {
+		if tm, err := time.Parse(time.RFC3339Nano, c.Timestamp); err == nil {
+			t.time = tm
+		}
+	}
+	return emit(t)
+}
 
-// reply reads the message object at b[i], in one walk: an assistant
-// message becomes a turn; any other role gives nil. It returns the index
-// after the object.
-func (r *reader) reply(b []byte, i, n int) (int, *turn, error) {
-	var role, provider, model, usage []byte
-	notReply := false
-	end := session.WalkMembers(b, i, func(k []byte, vs int) int {
-		ve := session.SkipValue(b, vs)
-		var dst *[]byte
-		switch {
-		case session.KeyIs(k, "role"):
-			if role == nil && session.Str(b[vs:ve]) != "assistant" {
-				notReply = true
-			}
-			dst = &role
-		case session.KeyIs(k, "provider"):
-			dst = &provider
-		case session.KeyIs(k, "model"):
-			dst = &model
-		case session.KeyIs(k, "usage"):
-			dst = &usage
-		default:
-			return ve
-		}
-		if *dst == nil {
-			*dst = b[vs:ve]
-		}
-		return ve
-	})
-	if end < 0 {
-		end = session.SkipValue(b, i)
+// messageLine reads a line with no type: a message line, as panto-turn
+// writes and panto-replay prints.
+func (r *reader) messageLine(n int, raw []byte, emit func(*turn) error) error {
+	role, rep, err := session.ReadMessage(raw)
+	switch {
+	case role == "" && err != nil:
+		r.skip.invalid++
+		r.warn("%s: line %d: neither an entry nor a message (%v): skipped", r.label, n, err)
+		return nil
+	case role != "assistant":
+		return nil
 	}
-	if notReply || session.Str(role) != "assistant" {
-		return end, nil, nil
+	t := r.turn(raw, &rep)
+	if err != nil {
+		t.hasUsage, t.invalid = false, true
+		r.skip.invalid++
+		r.warn("%s: line %d: %v: its cost is unknown", r.label, n, err)
 	}
-	t := &turn{session: r.session, project: r.project, key: pricing.Key{Provider: session.Str(provider), Model: session.Str(model)}}
-	if usage == nil {
-		return end, t, nil
+	return emit(t)
+}
+
+func (r *reader) turn(raw []byte, rep *session.Reply) *turn {
+	provider, model := rep.Stamp(raw)
+	u := rep.Usage
+	return &turn{session: r.session, project: r.project, hasUsage: rep.HasUsage,
+		key:   pricing.Key{Provider: r.name(provider), Model: r.name(model)},
+		usage: pricing.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, CacheWrite1h: u.CacheWrite1h, Reasoning: u.Reasoning}}
+}
+
+// name returns the string a raw JSON value holds, one copy per name.
+func (r *reader) name(raw []byte) string {
+	if s, ok := (*r.names)[string(raw)]; ok {
+		return s
 	}
-	var vals [6]int64
-	ok := usage[0] == '{'
-	session.Members(usage, func(k, v []byte) bool {
-		for j, f := range usageFields {
-			if session.KeyIs(k, f) {
-				vals[j], ok = session.Int(v)
-			}
-		}
-		return ok
-	})
-	if !ok || vals[4] > vals[3] || vals[5] > vals[1] {
-		r.skip.invalidUsage++
-		r.warn("%s: line %d: malformed usage %s: not counted", r.label, n, usage)
-		return end, nil, fmt.Errorf("malformed usage")
-	}
-	t.usage = pricing.Usage{Input: vals[0], Output: vals[1], CacheRead: vals[2], CacheWrite: vals[3], CacheWrite1h: vals[4], Reasoning: vals[5]}
-	t.hasUsage = true
-	return end, t, nil
+	s := session.Str(raw)
+	(*r.names)[string(raw)] = s
+	return s
 }

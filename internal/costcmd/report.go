@@ -17,7 +17,8 @@ import (
 type row struct {
 	key      string
 	turns    int
-	noUsage  int
+	noUsage  int // valid replies without usage
+	invalid  int // replies that are invalid entries
 	tokens   pricing.Usage
 	cost     pricing.Cost
 	missing  map[pricing.Key]bool
@@ -34,6 +35,11 @@ func (r *row) add(t *turn, table pricing.Table) error {
 	r.turns++
 	if t.time.After(r.sortTime) {
 		r.sortTime = t.time
+	}
+	if t.invalid {
+		r.invalid++
+		r.cost.Known = false
+		return nil
 	}
 	if !t.hasUsage {
 		r.noUsage++
@@ -61,6 +67,7 @@ func (r *row) add(t *turn, table pricing.Table) error {
 func (r *row) merge(o *row) error {
 	r.turns += o.turns
 	r.noUsage += o.noUsage
+	r.invalid += o.invalid
 	for k := range o.missing {
 		r.missing[k] = true
 	}
@@ -98,6 +105,7 @@ type rowJSON struct {
 	KnownCost         money      `json:"knownCost"`
 	UnpricedTokens    int64      `json:"unpricedTokens"`
 	TurnsWithoutUsage int        `json:"turnsWithoutUsage"`
+	InvalidTurns      int        `json:"invalidTurns"`
 	MissingPrices     []string   `json:"missingPrices"`
 }
 
@@ -106,7 +114,7 @@ func (r *row) json(by string, total bool) rowJSON {
 	j := rowJSON{By: by, Turns: r.turns,
 		Tokens:    tokensJSON{u.Input, u.Output, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Reasoning},
 		KnownCost: money{r.cost.Pico, pricing.USD(r.cost.Pico)}, UnpricedTokens: r.cost.Unpriced,
-		TurnsWithoutUsage: r.noUsage, MissingPrices: missingList(r.missing)}
+		TurnsWithoutUsage: r.noUsage, InvalidTurns: r.invalid, MissingPrices: missingList(r.missing)}
 	if !total {
 		k := r.key
 		j.Key = &k
@@ -164,7 +172,7 @@ func writeJSON(w io.Writer, by string, rows []*row, total *row, skip skipped) er
 }
 
 func (s skipped) m() map[string]int {
-	return map[string]int{"corruptLines": s.corrupt, "tornTails": s.torn, "malformedUsage": s.invalidUsage, "duplicateEntries": s.duplicate, "noTimestamp": s.noTime}
+	return map[string]int{"corruptLines": s.corrupt, "tornTails": s.torn, "invalidEntries": s.invalid, "duplicateEntries": s.duplicate, "noTimestamp": s.noTime}
 }
 
 // writeTable writes aligned columns (labels left, numbers right) with a
@@ -212,7 +220,7 @@ func writeTable(w io.Writer, by string, rows []*row, total *row) error {
 		}
 		fmt.Fprintln(bw, strings.TrimRight(b.String(), " "))
 	}
-	if len(total.missing) > 0 || total.noUsage > 0 {
+	if len(total.missing) > 0 || total.noUsage > 0 || total.invalid > 0 {
 		fmt.Fprintln(bw)
 	}
 	if len(total.missing) > 0 {
@@ -220,6 +228,9 @@ func writeTable(w io.Writer, by string, rows []*row, total *row) error {
 	}
 	if total.noUsage > 0 {
 		fmt.Fprintf(bw, "* unknown: %d replies carry no usage\n", total.noUsage)
+	}
+	if total.invalid > 0 {
+		fmt.Fprintf(bw, "* unknown: %d replies are invalid entries (panto-fsck reports them)\n", total.invalid)
 	}
 	return bw.Flush()
 }

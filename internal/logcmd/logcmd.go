@@ -270,14 +270,37 @@ func sessionFiles(io cli.IO, all bool) ([]string, error) {
 	return files, nil
 }
 
+// sessions describes the sessions of this directory (or of all), newest
+// activity first. Those of another directory whose name encodes the same
+// (/a/b and /a-b) are left out by their header's cwd; a session whose cwd
+// encodes otherwise was moved here by hand, and is kept.
+func sessions(io cli.IO, all bool) ([]catalog.Session, error) {
+	files, err := sessionFiles(io, all)
+	if err != nil {
+		return nil, err
+	}
+	list, err := catalog.List(files, index.Dir(io.Getenv), func(err error) {
+		cli.Warnf(io.Stderr, name, "%v: skipped (a session is a regular file)", err)
+	})
+	if err != nil {
+		return nil, exitcode.New(exitcode.Failure, err)
+	}
+	if all {
+		return list, nil
+	}
+	mine := list[:0]
+	for _, s := range list {
+		if s.Cwd == io.Cwd || session.EncodeCwd(s.Cwd) != session.EncodeCwd(io.Cwd) {
+			mine = append(mine, s)
+		}
+	}
+	return mine, nil
+}
+
 func (c *listCmd) run(io cli.IO, out io.Writer) error {
-	files, err := sessionFiles(io, c.All)
+	list, err := sessions(io, c.All)
 	if err != nil {
 		return err
-	}
-	list, err := catalog.List(files, index.Dir(io.Getenv))
-	if err != nil {
-		return exitcode.New(exitcode.Failure, err)
 	}
 	if c.JSON {
 		enc := json.NewEncoder(out)
@@ -318,13 +341,9 @@ func (c *listCmd) run(io cli.IO, out io.Writer) error {
 }
 
 func runLatest(io cli.IO, out io.Writer) error {
-	files, err := sessionFiles(io, false)
+	list, err := sessions(io, false)
 	if err != nil {
 		return err
-	}
-	list, err := catalog.List(files, index.Dir(io.Getenv))
-	if err != nil {
-		return exitcode.New(exitcode.Failure, err)
 	}
 	if len(list) == 0 {
 		return exitcode.Findingsf("no session for %s", io.Cwd)

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,42 +30,21 @@ type Session struct {
 	Problem  string    `json:"problem,omitempty"` // set when the file could not be read whole
 }
 
-// Files returns the session files (*.jsonl) directly in dir. A missing dir
-// has none.
-func Files(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") && !strings.HasPrefix(e.Name(), ".") {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	return out, nil
-}
+// Files returns the session files directly in dir, links followed. A
+// missing dir has none.
+func Files(dir string) ([]string, error) { return walkFiles(dir, 0) }
 
-// AllFiles returns the session files of every project under base.
+// AllFiles returns the session files of every project under base: the
+// files of its directories, links to directories followed.
 func AllFiles(base string) ([]string, error) {
-	ents, err := os.ReadDir(base)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	files, err := walkFiles(base, 1)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() {
-			f, err := Files(filepath.Join(base, e.Name()))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, f...)
+	out := files[:0] // a file directly in base belongs to no project
+	for _, f := range files {
+		if filepath.Dir(f) != filepath.Clean(base) {
+			out = append(out, f)
 		}
 	}
 	return out, nil
@@ -74,9 +53,12 @@ func AllFiles(base string) ([]string, error) {
 // Describe reads one session file. With a cache directory it reads only
 // what was added since its checkpoint, and leaves a checkpoint of a clean
 // file for the next time.
+//
+// What is not a regular file (a FIFO named *.jsonl, say) is ErrNotRegular,
+// found without waiting on it.
 func Describe(path, cacheDir string) (Session, error) {
 	s := Session{Path: path, ID: session.IDFromPath(path)}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return s, err
 	}
@@ -84,6 +66,9 @@ func Describe(path, cacheDir string) (Session, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return s, err
+	}
+	if !fi.Mode().IsRegular() {
+		return s, fmt.Errorf("%w: %s", ErrNotRegular, path)
 	}
 	s.Size, s.Modified = fi.Size(), fi.ModTime().UTC()
 	st := index.Load(cacheDir, path, f, fi)
@@ -110,11 +95,20 @@ func Describe(path, cacheDir string) (Session, error) {
 		sec, nsec := u.Time().UnixTime()
 		s.Created = time.Unix(sec, nsec).UTC()
 	}
-	if t, err := time.Parse(time.RFC3339Nano, st.LastTime); err == nil {
+	// The last entry's time, unless it lies ahead of the clock (written by
+	// a machine whose clock was wrong): the file's time is more plausible.
+	if t, err := time.Parse(time.RFC3339Nano, st.LastTime); err == nil && t.Before(time.Now().Add(futureSlack)) {
 		s.Modified = t.UTC()
 	}
 	return s, nil
 }
+
+// futureSlack is how far ahead of this clock a timestamp may be before it
+// is taken for a wrong clock.
+const futureSlack = 5 * time.Minute
+
+// ErrNotRegular is a session name that is not a regular file.
+var ErrNotRegular = errors.New("catalog: not a regular file")
 
 // damage names what keeps a scanned file from being clean, or "".
 func damage(l *session.Log) string {
@@ -130,10 +124,15 @@ func damage(l *session.Log) string {
 }
 
 // List describes files, newest activity first (ties: newest id first).
-func List(files []string, cacheDir string) ([]Session, error) {
+// A file that is not a regular file is left out and given to skip.
+func List(files []string, cacheDir string, skip func(error)) ([]Session, error) {
 	out := make([]Session, 0, len(files))
 	for _, p := range files {
 		s, err := Describe(p, cacheDir)
+		if errors.Is(err, ErrNotRegular) {
+			skip(err)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

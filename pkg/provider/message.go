@@ -22,6 +22,27 @@ type Usage struct {
 	Input, Output, CacheRead, CacheWrite, Reasoning, CacheWrite1h int64
 }
 
+// normalize makes counts a server reported follow SPEC §2. A part larger
+// than its whole (reasoning beyond the completion tokens, one-hour cache
+// writes beyond all cache writes) means the server counted the part apart
+// from the whole: the whole is their sum. A negative count is read as 0.
+func (u *Usage) normalize() {
+	for _, n := range []*int64{&u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Reasoning, &u.CacheWrite1h} {
+		*n = max(0, *n)
+	}
+	sum := func(whole, part *int64) {
+		if *part > *whole {
+			if s := *whole + *part; s > *part {
+				*whole = s
+			} else {
+				*part = 0 // beyond any count: the part is not believed
+			}
+		}
+	}
+	sum(&u.Output, &u.Reasoning)
+	sum(&u.CacheWrite, &u.CacheWrite1h)
+}
+
 // Reply is the assistant message of one turn.
 type Reply struct {
 	Blocks     []Block
@@ -71,7 +92,9 @@ func (r *Reply) JSON() []byte {
 	b = session.AppendString(b, r.Model)
 	b = append(b, `,"stopReason":`...)
 	b = session.AppendString(b, r.StopReason)
-	if u := r.Usage; u != nil {
+	if r.Usage != nil {
+		u := *r.Usage
+		u.normalize()
 		b = append(b, `,"usage":{"input":`...)
 		b = strconv.AppendInt(b, u.Input, 10)
 		b = append(b, `,"output":`...)

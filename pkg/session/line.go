@@ -44,6 +44,7 @@ type Line struct {
 	MsgLen    int       // and its length
 	Tools     []ToolRef // the tool blocks of a message (only with ScanOptions.Tools)
 	ToolKinds ToolKinds // whether a message has toolUse or toolResult blocks (always)
+	Reply     Reply     // an assistant message's own stamp and usage
 	idHash    uint64    // hashID(ID), computed where lines are classified (in parallel)
 }
 
@@ -89,6 +90,7 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 	var typ, id, parent, ts, provider, model, msg, version, cwd []byte
 	var role string
 	var msgErr error
+	var reply Reply
 	var l Line
 	sink := toolSink{text: text}
 	if tools {
@@ -98,7 +100,7 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 		k = plainKey(k)
 		if msg == nil && raw[vs] == '{' && string(k) == "message" {
 			var end int
-			end, role, msgErr = checkMessageAt(raw, vs, 1, &sink)
+			end, role, msgErr = checkMessageAt(raw, vs, 1, &sink, &reply)
 			if end >= 0 {
 				msg = raw[vs:end]
 			}
@@ -174,7 +176,7 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 		default:
 			l.MsgOff, l.MsgLen = cap(raw)-cap(msg), len(msg)
 			l.ToolKinds = sink.kinds
-			l.Role = role
+			l.Role, l.Reply = role, reply
 			if msgErr != nil {
 				l.Problem = msgErr.Error()
 			} else if role == "user" && (!IsString(provider) || !IsString(model)) {
@@ -192,32 +194,39 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 	}
 }
 
-// Roles and stop reasons of SPEC §2.
+// The stop reasons of SPEC §2.
 var stopReasons = map[string]bool{"stop": true, "length": true, "toolUse": true, "error": true}
 
 // CheckMessage validates a message object (the "message" value of an entry,
 // or a message line on a pipe) and returns its role. Unknown fields are
 // allowed; unknown block types are not.
 func CheckMessage(raw []byte) (role string, err error) {
+	role, _, err = ReadMessage(raw)
+	return role, err
+}
+
+// ReadMessage is CheckMessage that also returns what an assistant message
+// says of itself (its Reply, with raw values of raw).
+func ReadMessage(raw []byte) (role string, r Reply, err error) {
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		if ValidJSON(raw) {
-			return "", fmt.Errorf("%w: not a JSON object", ErrInvalidMsg)
+			return "", r, fmt.Errorf("%w: not a JSON object", ErrInvalidMsg)
 		}
-		return "", fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
+		return "", r, fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
 	}
-	end, role, err := checkMessageAt(raw, i, 0, nil)
+	end, role, err := checkMessageAt(raw, i, 0, nil, &r)
 	if end < 0 || skipWS(raw, end) != len(raw) {
-		return "", fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
+		return "", Reply{}, fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
 	}
-	return role, err
+	return role, r, err
 }
 
 // checkMessageAt validates the message object at b[i] == '{', nested depth
 // deep, as JSON and as a message, in one pass. It returns the index after
 // the object (-1 when it is not valid JSON) and the role; sink, when not
-// nil, learns of its tool blocks.
-func checkMessageAt(b []byte, i, depth int, sink *toolSink) (end int, role string, err error) {
+// nil, learns of its tool blocks, and rep of an assistant's stamp and usage.
+func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int, role string, err error) {
 	var r, provider, model, stop, usage []byte
 	content, isArray := false, false
 	var blockErr error
@@ -268,6 +277,13 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink) (end int, role strin
 		return -1, "", nil
 	}
 	role = strOf(r)
+	if role == "assistant" {
+		rep.provider, rep.model = spanOf(b, provider), spanOf(b, model)
+		if usage != nil {
+			rep.Usage, err = parseUsage(usage)
+			rep.HasUsage = err == nil
+		}
+	}
 	switch {
 	case role != "system" && role != "user" && role != "assistant":
 		return end, "", fmt.Errorf("%w: \"role\" must be system, user or assistant", ErrInvalidMsg)
@@ -282,7 +298,7 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink) (end int, role strin
 	case stop != nil && !stopReasons[Str(stop)]:
 		return end, role, fmt.Errorf("%w: \"stopReason\" must be stop, length, toolUse or error", ErrInvalidMsg)
 	case usage != nil:
-		return end, role, checkUsage(usage)
+		return end, role, err
 	}
 	return end, role, nil
 }
@@ -330,26 +346,6 @@ func strOf(val []byte) string {
 		return "toolResult"
 	}
 	return Str(val)
-}
-
-var usageKeys = []string{"input", "output", "cacheRead", "cacheWrite", "reasoning", "cacheWrite1h"}
-
-func checkUsage(u []byte) error {
-	if u[0] != '{' {
-		return fmt.Errorf("%w: \"usage\" must be an object", ErrInvalidMsg)
-	}
-	var err error
-	Members(u, func(k, v []byte) bool {
-		for _, name := range usageKeys {
-			if KeyIs(k, name) {
-				if _, ok := Int(v); !ok {
-					err = fmt.Errorf("%w: usage.%s must be a non-negative integer", ErrInvalidMsg, name)
-				}
-			}
-		}
-		return err == nil
-	})
-	return err
 }
 
 // blockFields returns the string fields (indexes in blockKeys) a block of

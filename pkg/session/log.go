@@ -189,6 +189,10 @@ type ScanOptions struct {
 	CheckUTF8 bool
 	// Tools sets Line.Tools: the tool blocks of message entries.
 	Tools bool
+	// NoIndex builds no tree: the Log keeps its header, counts and
+	// problems, and OnLine sees every line. For readers that stream, whose
+	// memory must not grow with the log.
+	NoIndex bool
 	// Reuse is a Log from an earlier scan that its caller is done with:
 	// this scan may take its memory (and loses what it held). Checking
 	// thousands of small files makes less garbage.
@@ -214,6 +218,9 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		// never touched before they are written, so room costs no memory),
 		// and an index for an entry per 2 KiB (its pages are touched first).
 		n := min(s.Size()/1024, 1<<23)
+		if opt.NoIndex {
+			n = 0
+		}
 		l.Nodes = room(old.Nodes, n)
 		l.idBytes = room(old.idBytes, 16*n) // ids of up to 16 bytes; room costs nothing until used
 		l.ids = old.ids.reuse(int(n / 2))
@@ -290,6 +297,12 @@ func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOpt
 		l.CorruptMid = true
 	}
 	l.Good = l.Size
+	if opt.NoIndex {
+		if n == 1 && c.Type == "session" {
+			l.Header, l.HeaderOK = *c, c.Kind == KindHeader
+		}
+		return true
+	}
 	l.add(*c, n, off, int64(len(raw)))
 	return true
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"time"
 )
 
 // Reader is a session file open to read: its descriptor without the
@@ -17,7 +18,8 @@ type Reader struct {
 	name    string
 	size    int64
 	regular bool
-	off     int64 // where Read goes on
+	st      syscall.Stat_t // as opened
+	off     int64          // where Read goes on
 }
 
 // OpenRead opens path to read it and learns its size. It does not block
@@ -30,14 +32,23 @@ func OpenRead(path string) (*Reader, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	r := &Reader{fd: fd, name: path}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	if err := syscall.Fstat(fd, &r.st); err != nil {
 		r.Close()
 		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	r.size, r.regular = st.Size, uint32(st.Mode)&syscall.S_IFMT == syscall.S_IFREG
+	r.size, r.regular = r.st.Size, uint32(r.st.Mode)&syscall.S_IFMT == syscall.S_IFREG
 	return r, nil
 }
+
+// Dev and Ino tell the file apart from every other.
+func (r *Reader) Dev() uint64 { return uint64(r.st.Dev) }
+
+// Ino is the file's inode number.
+func (r *Reader) Ino() uint64 { return uint64(r.st.Ino) }
+
+// Ctime is when the file's inode last changed (its bytes, size, mode or
+// names): a time no user call can set back.
+func (r *Reader) Ctime() time.Time { return ctime(&r.st) }
 
 // Size is the file's size when it was opened.
 func (r *Reader) Size() int64 { return r.size }

@@ -1,0 +1,134 @@
+package catalog
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// IsSessionName reports whether a file name is a session file's: *.jsonl,
+// not hidden (a writer's temporary files start with a dot).
+func IsSessionName(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
+}
+
+// Walk calls fn with every session file below root, in lexical order,
+// root itself when it is not a directory. It follows symbolic links, to
+// directories too, and enters each directory once: a link back up the
+// tree is not a loop. What is named like a session file is given to fn
+// whatever it is (a FIFO, say): opening it is fn's to refuse. An entry that
+// cannot be read is given with its error, and the walk goes on; fn's error
+// stops it.
+func Walk(root string, fn func(path string, err error) error) error {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return fn(root, err)
+	}
+	if !fi.IsDir() {
+		return fn(root, nil)
+	}
+	w := walker{seen: map[dirID]bool{}, fn: fn}
+	return w.dir(root, fi, -1)
+}
+
+// dirID tells directories apart however they are reached.
+type dirID struct{ dev, ino uint64 }
+
+func idOf(fi fs.FileInfo) (dirID, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return dirID{}, false
+	}
+	return dirID{uint64(st.Dev), uint64(st.Ino)}, true
+}
+
+type walker struct {
+	seen map[dirID]bool
+	fn   func(string, error) error
+}
+
+// dir walks the directory path; depth > 0 limits how deep (-1: no limit).
+func (w *walker) dir(path string, fi fs.FileInfo, depth int) error {
+	if id, ok := idOf(fi); ok {
+		if w.seen[id] {
+			return nil
+		}
+		w.seen[id] = true
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return w.fn(path, err)
+	}
+	for _, e := range ents {
+		p := filepath.Join(path, e.Name())
+		typ := e.Type()
+		if typ&fs.ModeSymlink != 0 {
+			fi, err := os.Stat(p)
+			if err != nil {
+				if IsSessionName(e.Name()) {
+					if err := w.fn(p, err); err != nil {
+						return err
+					}
+				}
+				continue // a dangling link that names no session
+			}
+			if fi.IsDir() {
+				if depth != 0 {
+					if err := w.dir(p, fi, depth-1); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			typ = fi.Mode().Type()
+		}
+		switch {
+		case typ.IsDir():
+			if depth == 0 {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				if err := w.fn(p, err); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := w.dir(p, fi, depth-1); err != nil {
+				return err
+			}
+		case IsSessionName(e.Name()):
+			if err := w.fn(p, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// walkFiles returns the session files below dir, no deeper than depth
+// directories (0: only dir's own files). A missing dir has none.
+func walkFiles(dir string, depth int) ([]string, error) {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	w := walker{seen: map[dirID]bool{}, fn: func(p string, err error) error {
+		if err != nil {
+			return err
+		}
+		out = append(out, p)
+		return nil
+	}}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: dir, Err: syscall.ENOTDIR}
+	}
+	return out, w.dir(dir, fi, depth)
+}

@@ -1,0 +1,86 @@
+package session
+
+import "fmt"
+
+// Usage is an assistant message's token counts (SPEC §2). Input is fresh
+// input only; Reasoning is a part of Output and CacheWrite1h a part of
+// CacheWrite, never added to them.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite, Reasoning, CacheWrite1h int64
+}
+
+// Check applies the rules of SPEC §2 that relate the counters: a part is
+// never more than its whole.
+func (u Usage) Check() error {
+	switch {
+	case u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheWrite < 0 || u.Reasoning < 0 || u.CacheWrite1h < 0:
+		return fmt.Errorf("%w: usage counts must be non-negative", ErrInvalidMsg)
+	case u.Reasoning > u.Output:
+		return fmt.Errorf("%w: usage.reasoning (%d) is a part of usage.output (%d) and cannot exceed it", ErrInvalidMsg, u.Reasoning, u.Output)
+	case u.CacheWrite1h > u.CacheWrite:
+		return fmt.Errorf("%w: usage.cacheWrite1h (%d) is a part of usage.cacheWrite (%d) and cannot exceed it", ErrInvalidMsg, u.CacheWrite1h, u.CacheWrite)
+	}
+	return nil
+}
+
+// Reply is what an assistant message says of itself: its own stamp and,
+// when it has valid usage, its token counts.
+type Reply struct {
+	Usage    Usage
+	HasUsage bool // a valid "usage" object was there
+	provider span // the raw JSON values of "provider" and "model", in the line
+	model    span
+}
+
+// span is where a raw value lies in a line; Len 0 for none.
+type span struct{ Off, Len int }
+
+func spanOf(line, val []byte) span {
+	if len(val) == 0 {
+		return span{}
+	}
+	return span{Off: cap(line) - cap(val), Len: len(val)}
+}
+
+func (s span) in(line []byte) []byte {
+	if s.Len == 0 || s.Off+s.Len > len(line) {
+		return nil
+	}
+	return line[s.Off : s.Off+s.Len]
+}
+
+// Stamp returns the raw JSON values of the message's "provider" and
+// "model" (nil when absent) within line, the bytes the Reply was read from
+// (the entry line of a Line, the message of ReadMessage).
+func (r *Reply) Stamp(line []byte) (provider, model []byte) {
+	return r.provider.in(line), r.model.in(line)
+}
+
+// usageKeys are the counters of a usage object, in the order of Usage.
+var usageKeys = [...]string{"input", "output", "cacheRead", "cacheWrite", "reasoning", "cacheWrite1h"}
+
+// parseUsage reads and checks a raw usage value.
+func parseUsage(raw []byte) (Usage, error) {
+	if raw[0] != '{' {
+		return Usage{}, fmt.Errorf("%w: \"usage\" must be an object", ErrInvalidMsg)
+	}
+	var vals [len(usageKeys)]int64
+	var err error
+	Members(raw, func(k, v []byte) bool {
+		for j, name := range usageKeys {
+			if KeyIs(k, name) {
+				n, ok := Int(v)
+				if !ok {
+					err = fmt.Errorf("%w: usage.%s must be a non-negative integer", ErrInvalidMsg, name)
+				}
+				vals[j] = n
+			}
+		}
+		return err == nil
+	})
+	if err != nil {
+		return Usage{}, err
+	}
+	u := Usage{vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]}
+	return u, u.Check()
+}
