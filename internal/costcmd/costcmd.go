@@ -256,7 +256,7 @@ func (g *grammar) inputs(args []string, stdin io.Reader, since, until time.Time,
 			}
 			defer f.Close()
 			if !f.Regular() {
-				return exitcode.Failuref("%s is not a regular file: give session files", p)
+				return exitcode.Failuref("%v: give session files", fmt.Errorf("%w: %s", store.ErrNotRegular, p))
 			}
 			id := fileID{f.Dev(), f.Ino()}
 			if read[id] || !since.IsZero() && f.Ctime().Before(since) {

@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/fsck"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/session"
@@ -250,7 +250,8 @@ type input struct {
 }
 
 // files expands the arguments: a file as given, a directory to every
-// *.jsonl below it (sorted, streamed by WalkDir), --all to the sessions base.
+// session file below it (sorted, links followed), --all to the sessions
+// base.
 func (g *grammar) files(io cli.IO) ([]input, error) {
 	paths := g.Paths
 	if g.All {
@@ -261,32 +262,16 @@ func (g *grammar) files(io cli.IO) ([]input, error) {
 		paths = append(paths, base)
 	}
 	var out []input
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			if g.All && errors.Is(err, fs.ErrNotExist) && p == paths[len(paths)-1] {
+	for i, p := range paths {
+		if g.All && i == len(paths)-1 {
+			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 				continue // no sessions yet
 			}
-			out = append(out, input{p, err})
-			continue
 		}
-		if !fi.IsDir() {
-			out = append(out, input{p, nil})
-			continue
-		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				out = append(out, input{path, err})
-				return nil
-			}
-			if !d.IsDir() && strings.HasSuffix(d.Name(), ".jsonl") && !strings.HasPrefix(d.Name(), ".") {
-				out = append(out, input{path, nil})
-			}
+		catalog.Walk(p, func(path string, err error) error {
+			out = append(out, input{path, err})
 			return nil
 		})
-		if err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 // Session describes one session file.
@@ -54,7 +55,7 @@ func AllFiles(base string) ([]string, error) {
 // what was added since its checkpoint, and leaves a checkpoint of a clean
 // file for the next time.
 //
-// What is not a regular file (a FIFO named *.jsonl, say) is ErrNotRegular,
+// What is not a regular file (a FIFO named *.jsonl, say) is store.ErrNotRegular,
 // found without waiting on it.
 func Describe(path, cacheDir string) (Session, error) {
 	s := Session{Path: path, ID: session.IDFromPath(path)}
@@ -68,7 +69,7 @@ func Describe(path, cacheDir string) (Session, error) {
 		return s, err
 	}
 	if !fi.Mode().IsRegular() {
-		return s, fmt.Errorf("%w: %s", ErrNotRegular, path)
+		return s, fmt.Errorf("%w: %s", store.ErrNotRegular, path)
 	}
 	s.Size, s.Modified = fi.Size(), fi.ModTime().UTC()
 	st := index.Load(cacheDir, path, f, fi)
@@ -107,8 +108,6 @@ func Describe(path, cacheDir string) (Session, error) {
 // is taken for a wrong clock.
 const futureSlack = 5 * time.Minute
 
-// ErrNotRegular is a session name that is not a regular file.
-var ErrNotRegular = errors.New("catalog: not a regular file")
 
 // damage names what keeps a scanned file from being clean, or "".
 func damage(l *session.Log) string {
@@ -129,7 +128,7 @@ func List(files []string, cacheDir string, skip func(error)) ([]Session, error) 
 	out := make([]Session, 0, len(files))
 	for _, p := range files {
 		s, err := Describe(p, cacheDir)
-		if errors.Is(err, ErrNotRegular) {
+		if errors.Is(err, store.ErrNotRegular) {
 			skip(err)
 			continue
 		}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
-	"syscall"
 
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/store"
@@ -67,11 +67,7 @@ func (a *Analysis) plan(policy string) plan {
 	good := a.good
 	cut := func(from int64) {
 		p.drop = []span{{off: from, end: a.Size}}
-		for _, n := range a.Log.Nodes {
-			if n.Off >= from {
-				p.entries++
-			}
-		}
+		p.entries = a.Log.EntriesFrom(from)
 	}
 	switch policy {
 	case Tail:
@@ -117,30 +113,23 @@ func Run(path string, o Options) *Report {
 	)
 	busy := func() bool { return locked }
 	if write {
-		var err error
-		// O_NONBLOCK: a FIFO opens at once (to be refused) instead of
-		// waiting for a writer; a regular file ignores it.
-		if f, err = os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0); err != nil {
-			return fail(err)
-		}
-		defer f.Close()
-		fi, err := f.Stat()
+		// Repair the file a link names, never the link: a replacement
+		// renamed over the link would leave the real file damaged.
+		real, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			return fail(err)
 		}
-		if !fi.Mode().IsRegular() {
-			return fail(fmt.Errorf("%s is not a regular file", path))
-		}
-		if err := store.Lock(f, 0); errors.Is(err, store.ErrBusy) {
+		path = real
+		var fi os.FileInfo
+		f, fi, err = store.OpenLocked(path, 0)
+		if errors.Is(err, store.ErrBusy) {
 			r.Status, r.Bits = "busy", BitBusy
 			return r
-		} else if err != nil {
+		}
+		if err != nil {
 			return fail(err)
 		}
-		if pi, err := os.Stat(path); err != nil || !os.SameFile(fi, pi) {
-			r.Status, r.Bits = "busy", BitBusy // replaced while we locked it
-			return r
-		}
+		defer f.Close()
 		src = io.NewSectionReader(f, 0, fi.Size())
 	} else {
 		rf, err := store.OpenRead(path)
@@ -149,7 +138,7 @@ func Run(path string, o Options) *Report {
 		}
 		defer rf.Close()
 		if !rf.Regular() {
-			return fail(fmt.Errorf("%s is not a regular file", path))
+			return fail(fmt.Errorf("%w: %s", store.ErrNotRegular, path))
 		}
 		if o.DryRun {
 			locked, _ = rf.Locked() // a repair would skip a locked file

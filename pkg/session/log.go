@@ -108,6 +108,7 @@ type Log struct {
 	ToolUses    []ToolUse // every toolUse id, where it is first used, in file order
 	Unanswering []Problem // toolResult blocks that answer no earlier toolUse (ID: the id they name)
 	ids         idIndex
+	anonymous   []int64 // offsets of the entries of unknown types without an id
 	idBytes     []byte  // the ids of Nodes, end to end
 	toolIDs     idIndex // ToolUses by id: -1-i for ToolUses[i] (its taken are their ids)
 }
@@ -514,6 +515,7 @@ func (l *Log) add(c Line, n int, off, length int64) {
 	case KindUnknown:
 		l.Unknown[c.Type]++
 		if c.ID == "" {
+			l.anonymous = append(l.anonymous, off)
 			return
 		}
 	}
@@ -586,6 +588,29 @@ func (l *Log) stamp(s Stamp) int32 {
 	}
 	l.Stamps = append(l.Stamps, s)
 	return int32(len(l.Stamps) - 1)
+}
+
+// EntriesFrom counts the complete entries at or after byte off: every
+// terminated line that is a complete object, other than a header, whether
+// it follows the rules or not (a cut takes them all).
+func (l *Log) EntriesFrom(off int64) int {
+	n := 0
+	for i := len(l.Nodes) - 1; i >= 0 && l.Nodes[i].Off >= off; i-- {
+		n++
+	}
+	for _, ps := range [][]Problem{l.Invalid, l.DupIDs} {
+		for _, p := range ps {
+			if p.Off >= off {
+				n++
+			}
+		}
+	}
+	for _, o := range l.anonymous {
+		if o >= off {
+			n++
+		}
+	}
+	return n
 }
 
 // EachID calls fn with every id the file uses: nodes and invalid entries.

@@ -69,7 +69,7 @@ func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	if len(msgs) == 0 {
 		return nil, ErrEmpty
 	}
-	f, fi, err := openLocked(path, o.LockWait)
+	f, fi, err := OpenLocked(path, o.LockWait)
 	if err != nil {
 		return nil, err
 	}

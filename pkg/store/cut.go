@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/panto-dev/panto/pkg/index"
@@ -113,7 +114,7 @@ func CutAt(f *os.File, path string, from, size int64, entries int) (*Cut, error)
 // cuts every line after the entry with that id. It takes the writer's lock
 // for up to wait. A nil Cut means there was nothing to cut.
 func Truncate(path, after string, wait time.Duration, cacheDir string) (*Cut, error) {
-	f, fi, err := openLocked(path, wait)
+	f, fi, err := OpenLocked(path, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -137,36 +138,39 @@ func Truncate(path, after string, wait time.Duration, cacheDir string) (*Cut, er
 	if from >= l.Size {
 		return nil, nil
 	}
-	entries := 0
-	for _, n := range l.Nodes {
-		if n.Off >= from {
-			entries++
-		}
-	}
 	index.Forget(cacheDir, path)
-	return CutAt(f, path, from, l.Size, entries)
+	return CutAt(f, path, from, l.Size, l.EntriesFrom(from))
 }
 
-// openLocked opens path for appending and takes its lock. It makes sure
-// the locked file is still the one at path (a repair may have replaced it
-// while we waited).
-func openLocked(path string, wait time.Duration) (*os.File, os.FileInfo, error) {
+// OpenLocked opens the session file at path to write (appends go to its
+// end) and takes its lock, waiting up to wait. It makes sure the file it
+// locked is still the one at path (a repair may have replaced it), and
+// never waits on what is not a regular file: a directory is ErrIsDir,
+// anything else (a FIFO named *.jsonl) ErrNotRegular.
+func OpenLocked(path string, wait time.Duration) (*os.File, os.FileInfo, error) {
 	for range 10 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NONBLOCK, 0)
+		if errors.Is(err, syscall.EISDIR) {
+			return nil, nil, fmt.Errorf("%w: %s", ErrIsDir, path)
+		}
 		if err != nil {
 			return nil, nil, err
+		}
+		fi, err := f.Stat()
+		switch {
+		case err != nil:
+			f.Close()
+			return nil, nil, err
+		case !fi.Mode().IsRegular():
+			f.Close()
+			return nil, nil, fmt.Errorf("%w: %s", ErrNotRegular, path)
 		}
 		if err := Lock(f, wait); err != nil {
 			f.Close()
 			return nil, nil, err
 		}
-		fi, err1 := f.Stat()
-		pi, err2 := os.Stat(path)
-		if err1 == nil && err2 == nil && os.SameFile(fi, pi) {
-			if fi.IsDir() {
-				f.Close()
-				return nil, nil, ErrIsDir
-			}
+		fi, err = f.Stat() // its size now that no writer can change it
+		if pi, perr := os.Stat(path); err == nil && perr == nil && os.SameFile(fi, pi) {
 			return f, fi, nil
 		}
 		f.Close()
