@@ -108,7 +108,6 @@ func Describe(path, cacheDir string) (Session, error) {
 // is taken for a wrong clock.
 const futureSlack = 5 * time.Minute
 
-
 // damage names what keeps a scanned file from being clean, or "".
 func damage(l *session.Log) string {
 	switch {
