@@ -5,10 +5,14 @@
 // A checkpoint says: bytes [0, Good) of the file with this device and inode
 // were read and are clean (a valid header, no corruption); here are their
 // entry ids, the leaf, the active provider/model at the leaf, and what a
-// listing shows. It also holds a hash of the last 4 KiB before Good, so a
-// file cut and rewritten in place is noticed. It is only a cache: a missing,
-// stale or unreadable checkpoint means one full read of the file, never a
-// wrong answer, and the session file stays the only record.
+// listing shows. It is trusted only while the file is exactly as it was
+// when the checkpoint was saved (the last panto writer saves one after its
+// append): the same size, modification and change times (a change time no
+// user call can set back), and the same last 4 KiB before Good. A file
+// changed by anything else, in place or not, is read whole. It is only a
+// cache: a missing, stale or unreadable checkpoint means one full read of
+// the file, never a wrong answer, and the session file stays the only
+// record.
 package index
 
 import (
@@ -30,6 +34,9 @@ import (
 // State is the checkpoint of one session file.
 type State struct {
 	Dev, Ino   uint64
+	Size       int64 // the file as the checkpoint was saved: size,
+	Mtime      int64 // modification time (ns)
+	Ctime      int64 // and change time (ns)
 	Good       int64
 	Tail       [sha256.Size]byte
 	Leaf       string
@@ -48,7 +55,7 @@ type State struct {
 // FromLog makes the checkpoint of a clean, fully scanned log of file f.
 func FromLog(l *session.Log, f *os.File, fi os.FileInfo) *State {
 	s := &State{Good: l.Good, Messages: l.Messages, HeaderID: l.Header.ID, Created: l.Header.Timestamp, Cwd: l.Header.Cwd, LastTime: l.LastTime}
-	s.Dev, s.Ino = ident(fi)
+	s.Seen(fi)
 	if leaf := l.Leaf(); leaf >= 0 {
 		s.Leaf = l.ID(leaf)
 		s.Stamp, s.StampKnown = l.Active(leaf)
@@ -68,11 +75,17 @@ func FromLog(l *session.Log, f *os.File, fi os.FileInfo) *State {
 	return s
 }
 
-func ident(fi os.FileInfo) (dev, ino uint64) {
+// Seen records what the file system says of the file as the checkpoint
+// is made: call it with a stat taken after the last write.
+func (s *State) Seen(fi os.FileInfo) {
+	s.Dev, s.Ino, s.Size, s.Mtime, s.Ctime = identity(fi)
+}
+
+func identity(fi os.FileInfo) (dev, ino uint64, size, mtime, ctime int64) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev), st.Ino
+		return uint64(st.Dev), uint64(st.Ino), fi.Size(), fi.ModTime().UnixNano(), Ctime(st).UnixNano()
 	}
-	return 0, 0
+	return 0, 0, -1, 0, 0 // never matches a file
 }
 
 func tailHash(f io.ReaderAt, good int64) [sha256.Size]byte {
@@ -199,7 +212,7 @@ func Dir(getenv func(string) string) string {
 	return ""
 }
 
-const magic = "panto-index 1\n"
+const magic = "panto-index 2\n"
 
 // Load returns the checkpoint of the file f (at path, with info fi) when one
 // is kept in dir and still describes the file; nil otherwise.
@@ -215,8 +228,8 @@ func Load(dir, path string, f io.ReaderAt, fi os.FileInfo) *State {
 	if !ok {
 		return nil
 	}
-	dev, ino := ident(fi)
-	if s.Dev != dev || s.Ino != ino || fi.Size() < s.Good || tailHash(f, s.Good) != s.Tail {
+	dev, ino, size, mtime, ctime := identity(fi)
+	if s.Dev != dev || s.Ino != ino || s.Size != size || s.Mtime != mtime || s.Ctime != ctime || size < s.Good || tailHash(f, s.Good) != s.Tail {
 		return nil
 	}
 	return s
@@ -258,6 +271,9 @@ func (s *State) encode() []byte {
 	b = binary.AppendUvarint(b, s.Dev)
 	b = binary.AppendUvarint(b, s.Ino)
 	b = binary.AppendUvarint(b, uint64(s.Good))
+	b = binary.AppendUvarint(b, uint64(s.Size))
+	b = binary.AppendUvarint(b, uint64(s.Mtime))
+	b = binary.AppendUvarint(b, uint64(s.Ctime))
 	b = append(b, s.Tail[:]...)
 	known := uint64(0)
 	if s.StampKnown {
@@ -330,6 +346,7 @@ func decode(b []byte) (*State, bool) {
 	d := &decoder{b: b[len(magic):], ok: true}
 	s := &State{}
 	s.Dev, s.Ino, s.Good = d.uvarint(), d.uvarint(), int64(d.uvarint())
+	s.Size, s.Mtime, s.Ctime = int64(d.uvarint()), int64(d.uvarint()), int64(d.uvarint())
 	copy(s.Tail[:], d.bytes(sha256.Size))
 	s.StampKnown = d.uvarint() == 1
 	s.Messages = int(d.uvarint())

@@ -58,30 +58,39 @@ func load(t *testing.T, dir, path string) *State {
 func TestCheckpoint(t *testing.T) {
 	tests := []struct {
 		name     string
-		change   func(path string) // what happens to the file after the checkpoint
+		change   func(dir, path string) // what happens to the file after the checkpoint
 		valid    bool
 		leaf     string
 		stamp    string
 		messages int
 	}{
-		{"unchanged", func(string) {}, true, "b2", "p1", 2},
-		{"appended", func(p string) {
-			appendTo(p, `{"type":"message","id":"c3","parentId":"b2","timestamp":"t3","provider":"p2","model":"m2","message":{"role":"user","content":[]}}`+"\n")
+		{"unchanged", func(string, string) {}, true, "b2", "p1", 2},
+		{"appended by panto", func(d, p string) {
+			writerAppend(t, d, p, `{"type":"message","id":"c3","parentId":"b2","timestamp":"t3","provider":"p2","model":"m2","message":{"role":"user","content":[]}}`+"\n")
 		}, true, "c3", "p2", 3},
-		{"appended branch", func(p string) {
-			appendTo(p, `{"type":"message","id":"c3","parentId":"a1b2c3d4","timestamp":"t3","message":{"role":"assistant","content":[],"provider":"p","model":"m"}}`+"\n")
+		{"appended branch by panto", func(d, p string) {
+			writerAppend(t, d, p, `{"type":"message","id":"c3","parentId":"a1b2c3d4","timestamp":"t3","message":{"role":"assistant","content":[],"provider":"p","model":"m"}}`+"\n")
 		}, true, "c3", "", 3},
-		{"torn tail", func(p string) { appendTo(p, `{"type":"mess`) }, true, "b2", "p1", 2},
-		{"corrupt line added", func(p string) { appendTo(p, "{oops\n{}\n") }, false, "", "", 0},
-		{"cut and rewritten", func(p string) {
+		// Whatever else changed the file since, the checkpoint is not trusted.
+		{"appended by another program", func(_, p string) {
+			appendTo(p, `{"type":"message","id":"c3","parentId":"b2","timestamp":"t3","provider":"p2","model":"m2","message":{"role":"user","content":[]}}`+"\n")
+		}, false, "", "", 0},
+		{"changed in place", func(_, p string) {
+			f, _ := os.OpenFile(p, os.O_WRONLY, 0)
+			f.WriteAt([]byte("X"), int64(strings.Index(head, "\n")+3)) // line 2, far from the tail
+			f.Close()
+		}, false, "", "", 0},
+		{"torn tail", func(_, p string) { appendTo(p, `{"type":"mess`) }, false, "", "", 0},
+		{"corrupt line added", func(_, p string) { appendTo(p, "{oops\n{}\n") }, false, "", "", 0},
+		{"cut and rewritten", func(_, p string) {
 			os.Truncate(p, int64(len(head)-10))
 			appendTo(p, "xxxxxxxxx\n")
 		}, false, "", "", 0},
-		{"replaced", func(p string) {
+		{"replaced", func(_, p string) {
 			os.WriteFile(p+".new", []byte(head), 0o600)
 			os.Rename(p+".new", p)
 		}, false, "", "", 0},
-		{"shrunk", func(p string) { os.Truncate(p, 10) }, false, "", "", 0},
+		{"shrunk", func(_, p string) { os.Truncate(p, 10) }, false, "", "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +98,7 @@ func TestCheckpoint(t *testing.T) {
 			path := filepath.Join(dir, "s.jsonl")
 			os.WriteFile(path, []byte(head), 0o600)
 			checkpoint(t, dir, path)
-			tt.change(path)
+			tt.change(dir, path)
 			s := load(t, dir, path)
 			if (s != nil) != tt.valid {
 				t.Fatalf("valid = %v, want %v", s != nil, tt.valid)
@@ -104,6 +113,29 @@ func TestCheckpoint(t *testing.T) {
 				t.Fatal("ids lost")
 			}
 		})
+	}
+}
+
+// writerAppend appends text as panto-log append does: from the checkpoint,
+// which it then moves past what it wrote.
+func writerAppend(t *testing.T, dir, path, text string) {
+	f, fi := open(t, path)
+	defer f.Close()
+	s := Load(dir, path, f, fi)
+	if s == nil {
+		t.Fatal("no checkpoint before the append")
+	}
+	appendTo(path, text)
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Catch(f, after.Size()) {
+		t.Fatal("the append was not caught up")
+	}
+	s.Seen(after)
+	if err := s.Save(dir, path); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -121,7 +121,10 @@ func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 		return nil, err
 	}
 	if st.Catch(f, st.Good+int64(len(buf))) {
-		st.Save(o.CacheDir, path) // a cache: a failure costs the next append a full read
+		if fi, err := f.Stat(); err == nil { // the file as this append leaves it
+			st.Seen(fi)
+			st.Save(o.CacheDir, path) // a cache: a failure costs the next append a full read
+		}
 	}
 	return res, nil
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/panto-dev/panto/pkg/index"
 )
 
 // Reader is a session file open to read: its descriptor without the
@@ -48,7 +50,7 @@ func (r *Reader) Ino() uint64 { return uint64(r.st.Ino) }
 
 // Ctime is when the file's inode last changed (its bytes, size, mode or
 // names): a time no user call can set back.
-func (r *Reader) Ctime() time.Time { return ctime(&r.st) }
+func (r *Reader) Ctime() time.Time { return index.Ctime(&r.st) }
 
 // Size is the file's size when it was opened.
 func (r *Reader) Size() int64 { return r.size }
