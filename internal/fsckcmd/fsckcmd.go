@@ -41,7 +41,12 @@ type grammar struct {
 }
 
 // Main runs panto-fsck in this process.
+//
+// A closed stdout must not kill it in the middle of a repair (a cut saved
+// but not made): SIGPIPE is ignored, so a failed write is an error that
+// stops the work once the files in hand are done (bit 8).
 func Main() int {
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { <-ctx.Done(); cancelled.Store(true) }()

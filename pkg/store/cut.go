@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,7 +27,9 @@ func SaveCut(f *os.File, path string, from int64) (string, error) {
 
 // SaveAside writes what r holds to a new file beside path named
 // <path>.cut-<UTC timestamp>, fsyncs it and its directory, and returns its
-// name. It never replaces an existing file.
+// name. It never replaces an existing file. When an earlier cut of path
+// holds the same bytes (a repair stopped between saving its cut and
+// making it), that cut's name is returned and no second copy is kept.
 func SaveAside(path string, r io.Reader) (string, error) {
 	name := CutName(path, time.Now())
 	var out *os.File
@@ -48,6 +52,10 @@ func SaveAside(path string, r io.Reader) (string, error) {
 		err = cerr
 	}
 	if err == nil {
+		if same := sameCut(path, name); same != "" {
+			os.Remove(name)
+			return same, nil
+		}
 		err = syncDir(filepath.Dir(name))
 	}
 	if err != nil {
@@ -55,6 +63,60 @@ func SaveAside(path string, r io.Reader) (string, error) {
 		return "", fmt.Errorf("save cut bytes to %s: %w", name, err)
 	}
 	return name, nil
+}
+
+// sameCut returns an earlier cut of path, other than name, that holds
+// exactly the bytes of name; "" when there is none.
+func sameCut(path, name string) string {
+	olds, _ := filepath.Glob(globEscape(path) + ".cut-*")
+	fi, err := os.Stat(name)
+	if err != nil {
+		return ""
+	}
+	for _, old := range olds {
+		if oi, err := os.Stat(old); old != name && err == nil && oi.Mode().IsRegular() && oi.Size() == fi.Size() && sameBytes(old, name) {
+			return old
+		}
+	}
+	return ""
+}
+
+// sameBytes reports whether files a and b hold the same bytes, read in
+// blocks.
+func sameBytes(a, b string) bool {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false
+	}
+	defer fb.Close()
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, eb := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil || eb != nil {
+			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && ea == eb
+		}
+	}
+}
+
+// globEscape quotes the characters filepath.Match treats specially.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // Replace rewrites the file at path atomically: write fills a temporary
