@@ -28,37 +28,47 @@ func (s *Session) WriteTree(w io.Writer) error {
 			roots = append(roots, int32(i))
 		}
 	}
+	// A prefix is a list of two-byte segments ("+ ", "| ", "  ") that each
+	// level adds to its parent's, shared: memory stays linear in entries
+	// however deep the branches nest (a copied string per pending branch
+	// was quadratic).
 	type item struct {
 		node        int32
-		first, rest string // graph prefixes of the first line and of the lines below
+		first, rest *prefix // graph prefixes of the first line and of the lines below
 	}
 	var stack []item
 	for i := len(roots) - 1; i >= 0; i-- {
-		first, rest := "", ""
+		var first, rest *prefix
 		if len(roots) > 1 {
-			first, rest = "+ ", "| "
+			first, rest = &prefix{seg: "+ "}, &prefix{seg: "| "}
 			if i == len(roots)-1 {
-				rest = "  "
+				rest = &prefix{seg: "  "}
 			}
 		}
 		stack = append(stack, item{roots[i], first, rest})
 	}
 	current := l.Leaf()
+	var buf []byte
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for n, prefix := it.node, it.first; ; prefix = it.rest {
-			if err := s.treeLine(w, prefix, n, len(kids[n]), n == current); err != nil {
+		for n, pre := it.node, it.first; ; pre = it.rest {
+			var err error
+			if buf, err = s.treeLine(w, pre.appendTo(buf[:0]), n, len(kids[n]), n == current); err != nil {
 				return err
 			}
 			if len(kids[n]) != 1 {
+				last := &prefix{seg: "  ", up: it.rest}
+				more := &prefix{seg: "| ", up: it.rest}
+				branch := &prefix{seg: "+ ", up: it.rest}
 				for j := len(kids[n]) - 1; j >= 0; j-- {
-					rest := it.rest + "| "
+					rest := more
 					if j == len(kids[n])-1 {
-						rest = it.rest + "  "
+						rest = last
 					}
-					stack = append(stack, item{kids[n][j], it.rest + "+ ", rest})
+					stack = append(stack, item{kids[n][j], branch, rest})
 				}
+				kids[n] = nil // done with: the memory goes as the walk does
 				break
 			}
 			n = kids[n][0]
@@ -67,44 +77,72 @@ func (s *Session) WriteTree(w io.Writer) error {
 	return nil
 }
 
-func (s *Session) treeLine(w io.Writer, prefix string, i int32, nkids int, current bool) error {
+// prefix is the graph before a line of the tree: its own segment after
+// the segments of up.
+type prefix struct {
+	seg string
+	up  *prefix
+}
+
+// appendTo appends the whole prefix, outermost segment first.
+func (p *prefix) appendTo(b []byte) []byte {
+	n := 0
+	for q := p; q != nil; q = q.up {
+		n += len(q.seg)
+	}
+	b = append(b, make([]byte, n)...)
+	end := len(b)
+	for q := p; q != nil; q = q.up {
+		end -= len(q.seg)
+		copy(b[end:], q.seg)
+	}
+	return b
+}
+
+// treeLine writes the line of node i after the prefix in line, and
+// returns line's memory for the next.
+func (s *Session) treeLine(w io.Writer, line []byte, i int32, nkids int, current bool) ([]byte, error) {
 	n := s.Log.Nodes[i]
 	what, summary := n.Role.String(), ""
 	if n.Kind != session.KindMessage {
-		line, err := s.Line(i)
+		raw, err := s.Line(i)
 		if err != nil {
-			return err
+			return line, err
 		}
-		what = gjson.GetBytes(line, "type").Str
+		what = gjson.GetBytes(raw, "type").Str
 	} else {
 		m, err := s.Message(i)
 		if err != nil {
-			return err
+			return line, err
 		}
 		summary = Summary(gjson.ParseBytes(m))
 	}
-	var marks []string
+	line = append(append(append(line, s.Log.ID(i)...), ' '), what...)
+	if summary != "" {
+		line = append(append(line, ' '), summary...)
+	}
+	sep := " ["
+	mark := func(m string) {
+		line = append(append(line, sep...), m...)
+		sep = " "
+	}
 	if nkids > 1 {
-		marks = append(marks, "branch")
+		mark("branch")
 	}
 	if nkids == 0 {
-		marks = append(marks, "leaf")
+		mark("leaf")
 	}
 	if current {
-		marks = append(marks, "current")
+		mark("current")
 	}
 	if n.Parent == session.DanglingParent {
-		marks = append(marks, "orphan")
+		mark("orphan")
 	}
-	line := prefix + s.Log.ID(i) + " " + what
-	if summary != "" {
-		line += " " + summary
+	if sep == " " {
+		line = append(line, ']')
 	}
-	if len(marks) > 0 {
-		line += " [" + strings.Join(marks, " ") + "]"
-	}
-	_, err := fmt.Fprintln(w, line)
-	return err
+	_, err := w.Write(append(line, '\n'))
+	return line, err
 }
 
 // Summary is a one-line description of a message: its text, quoted and cut
