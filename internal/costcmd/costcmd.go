@@ -133,15 +133,15 @@ func (g *grammar) run(io cli.IO, out io.Writer) (int, error) {
 		inputs = []string{"-"}
 	}
 	if err := g.inputs(inputs, io.Stdin, since, until, &skip, warn, emit); err != nil {
-		if errors.Is(err, pricing.ErrOverflow) {
-			return 0, exitcode.Failuref("%v", err)
+		if overflow(err) {
+			return 0, exitcode.Failuref("%v: no report can hold it", err)
 		}
 		return 0, err
 	}
 	if g.By != "turn" {
 		for _, r := range order {
 			if err := total.merge(r); err != nil {
-				return 0, exitcode.Failuref("%v", err)
+				return 0, exitcode.Failuref("%v: no report can hold it", err)
 			}
 		}
 	}
@@ -279,8 +279,12 @@ type fileID struct{ dev, ino uint64 }
 
 func readError(label string, err error) error {
 	var coded interface{ ExitCode() int }
-	if errors.Is(err, pricing.ErrOverflow) || errors.As(err, &coded) {
+	if overflow(err) || errors.As(err, &coded) {
 		return err
 	}
 	return exitcode.Failuref("read %s: %v", label, err)
+}
+
+func overflow(err error) bool {
+	return errors.Is(err, pricing.ErrOverflow) || errors.Is(err, pricing.ErrTokenOverflow)
 }

@@ -21,13 +21,13 @@ type row struct {
 	invalid  int // replies that are invalid entries
 	tokens   pricing.Usage
 	cost     pricing.Cost
-	missing  map[pricing.Key]bool
+	missing  map[string]bool // a model with no prices, or "model: price" for one lacking
 	first    *turn // --by turn: the turn itself
 	sortTime time.Time
 }
 
 func newRow(key string) *row {
-	return &row{key: key, cost: pricing.Zero(), missing: map[pricing.Key]bool{}}
+	return &row{key: key, cost: pricing.Zero(), missing: map[string]bool{}}
 }
 
 // add prices t and adds it to the row.
@@ -47,15 +47,18 @@ func (r *row) add(t *turn, table pricing.Table) error {
 		return nil
 	}
 	p := table[t.key]
-	if p == nil {
-		r.missing[t.key] = true
-	}
 	c, err := pricing.Of(p, t.usage)
 	if err != nil {
 		return err
 	}
-	if !c.Known && p != nil {
-		r.missing[t.key] = true // a price of a category is missing
+	switch {
+	case c.Known:
+	case p == nil:
+		r.missing[t.key.String()] = true
+	default:
+		for _, name := range c.Missing.List() { // the price, not the model
+			r.missing[t.key.String()+": "+name] = true
+		}
 	}
 	if err := r.tokens.Add(t.usage); err != nil {
 		return err
@@ -133,10 +136,10 @@ func (r *row) json(by string, total bool) rowJSON {
 	return j
 }
 
-func missingList(m map[pricing.Key]bool) []string {
+func missingList(m map[string]bool) []string {
 	out := []string{}
 	for k := range m {
-		out = append(out, k.String())
+		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out

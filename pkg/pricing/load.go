@@ -28,28 +28,169 @@ func DefaultPath(getenv func(string) string) string {
 	return ""
 }
 
-// tomlPrice decodes one price exactly. TOML floats arrive as float64; the
-// shortest decimal that reads back as the same float is the literal as
-// written for any price of up to 15 significant digits, and that decimal
-// is what is converted.
+// tomlPrice decodes one price exactly, from the number as written: LoadTOML
+// hands each number literal over as its text (see literals), since a
+// float64 has lost what a literal such as 1.00000000000000001 says.
 type tomlPrice Price
 
 func (p *tomlPrice) UnmarshalTOML(v any) error {
 	var s string
 	switch x := v.(type) {
-	case int64:
+	case string:
+		text, ok := strings.CutPrefix(x, literalMark)
+		if !ok {
+			return fmt.Errorf("a price must be a number (USD per million tokens), not a string")
+		}
+		s = text
+	case int64: // 0x…, 0o…, 0b…
 		s = strconv.FormatInt(x, 10)
-	case float64:
-		s = strconv.FormatFloat(x, 'f', -1, 64)
 	default:
-		return fmt.Errorf("a price must be a number (USD per million tokens)")
+		return fmt.Errorf("a price must be a decimal number (USD per million tokens)")
 	}
-	pico, err := ParseDecimal(s)
+	pico, err := exactPrice(s)
 	if err != nil {
 		return err
 	}
 	*p = tomlPrice{Pico: pico, Known: true}
 	return nil
+}
+
+// tomlInt is an integer that LoadTOML handed over as its text.
+type tomlInt int64
+
+func (n *tomlInt) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		if text, ok := strings.CutPrefix(x, literalMark); ok {
+			if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+				*n = tomlInt(i)
+				return nil
+			}
+		}
+	case int64:
+		*n = tomlInt(x)
+		return nil
+	}
+	return fmt.Errorf("must be a whole number")
+}
+
+// exactPrice converts a price literal in USD per million tokens (a TOML
+// number without underscores: 3, 0.075, 7.5e-2) to picodollars per token,
+// refusing what is not exact.
+func exactPrice(s string) (int64, error) {
+	if !strings.ContainsAny(s, "eE") {
+		return ParseDecimal(s)
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return 0, fmt.Errorf("price %q is not a decimal number", s)
+	}
+	if r.Sign() < 0 {
+		return 0, fmt.Errorf("price %s is negative", s)
+	}
+	r.Mul(r, big.NewRat(1_000_000, 1))
+	if !r.IsInt() {
+		return 0, fmt.Errorf("price %s has more than six decimals per million tokens: not exact in picodollars per token", s)
+	}
+	if !r.Num().IsInt64() {
+		return 0, fmt.Errorf("price %s is too large", s)
+	}
+	return r.Num().Int64(), nil
+}
+
+// literalMark starts the strings that literals makes of number literals:
+// a NUL, which no price file writes in a string.
+const literalMark = "\x00"
+
+// numberRe is a decimal TOML number: an integer or a float, with optional
+// underscores between digits (dates, hex and inf/nan do not match).
+var numberRe = regexp.MustCompile(`^[+-]?[0-9][0-9_]*(\.[0-9][0-9_]*)?([eE][+-]?[0-9][0-9_]*)?`)
+
+// literals rewrites every decimal number in a value of TOML text into a
+// string holding literalMark and the number as written (underscores
+// removed), so that prices are converted from their text, not from a
+// float. Strings and comments are left alone; lines and keys stay where
+// they were, so errors point at the same place.
+func literals(b []byte) []byte {
+	out := make([]byte, 0, len(b)+64)
+	value := false  // the next token is a value
+	var nest []byte // the arrays ('[') and inline tables ('{') a value is in
+	inArray := func() bool { return len(nest) > 0 && nest[len(nest)-1] == '[' }
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '#':
+			j := bytes.IndexByte(b[i:], '\n')
+			if j < 0 {
+				j = len(b) - i
+			}
+			out, i = append(out, b[i:i+j]...), i+j
+			continue
+		case c == '"' || c == '\'':
+			j := stringEnd(b, i)
+			out, i, value = append(out, b[i:j]...), j, false
+			continue
+		case c == ' ' || c == '\t' || c == '\r':
+		case c == '\n':
+			value = inArray()
+		case c == '=':
+			value = true
+		case c == ',':
+			value = inArray()
+		case (c == '[' || c == '{') && (value || len(nest) > 0):
+			nest, value = append(nest, c), c == '['
+		case (c == ']' || c == '}') && len(nest) > 0:
+			nest, value = nest[:len(nest)-1], false
+		case value:
+			if m := numberRe.Find(b[i:]); m != nil && numberEnds(b, i+len(m)) {
+				out = append(out, `"\u0000`...)
+				out = append(out, bytes.ReplaceAll(m, []byte("_"), nil)...)
+				out = append(out, '"')
+				i += len(m)
+				value = false
+				continue
+			}
+			value = false
+		default:
+			value = false
+		}
+		out = append(out, c)
+		i++
+	}
+	return out
+}
+
+// numberEnds reports whether a number token may end at b[i].
+func numberEnds(b []byte, i int) bool {
+	return i == len(b) || bytes.IndexByte([]byte(" \t\r\n,}]#"), b[i]) >= 0
+}
+
+// stringEnd returns the index after the TOML string that starts at b[i]
+// (basic or literal, single- or multi-line), or len(b).
+func stringEnd(b []byte, i int) int {
+	q := b[i]
+	if bytes.HasPrefix(b[i:], []byte{q, q, q}) {
+		j := bytes.Index(b[i+3:], []byte{q, q, q})
+		if j < 0 {
+			return len(b)
+		}
+		end := i + 3 + j + 3
+		for end < len(b) && b[end] == q { // """a"""" ends at the last quotes
+			end++
+		}
+		return end
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			if q == '"' {
+				j++
+			}
+		case q, '\n':
+			return j + 1
+		}
+	}
+	return len(b)
 }
 
 type tomlRates struct {
@@ -67,7 +208,7 @@ func (t tomlRates) rates() Rates {
 type tomlModel struct {
 	tomlRates
 	LongContext *struct {
-		Threshold int64 `toml:"threshold"`
+		Threshold tomlInt `toml:"threshold"`
 		tomlRates
 	} `toml:"long_context"`
 }
@@ -97,7 +238,7 @@ func Load(path string, optional bool) (Table, []string, error) {
 // tokens, with an optional long_context subtable (threshold and prices).
 func LoadTOML(b []byte) (Table, error) {
 	var raw map[string]map[string]tomlModel
-	md, err := toml.Decode(string(b), &raw)
+	md, err := toml.Decode(string(literals(b)), &raw)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +253,7 @@ func LoadTOML(b []byte) (Table, error) {
 				if lc.Threshold <= 0 {
 					return nil, fmt.Errorf("%s.%q.long_context: threshold must be a positive number of prompt tokens", provider, model)
 				}
-				p.Long = &Long{Threshold: lc.Threshold, Rates: lc.rates()}
+				p.Long = &Long{Threshold: int64(lc.Threshold), Rates: lc.rates()}
 			}
 			t[Key{provider, model}] = p
 		}

@@ -19,6 +19,9 @@ import (
 // ErrOverflow is a cost too large for an int64 of picodollars (~9.2 million USD).
 var ErrOverflow = errors.New("pricing: cost overflows int64 picodollars")
 
+// ErrTokenOverflow is a sum of token counts too large for an int64.
+var ErrTokenOverflow = errors.New("pricing: a sum of token counts overflows int64")
+
 // Price is a price per token in picodollars; Known is false when omitted.
 type Price struct {
 	Pico  int64
@@ -64,7 +67,7 @@ func (t *Usage) Add(u Usage) error {
 		if s, ok := addInt(*a, b); ok {
 			*a = s
 		} else {
-			err = ErrOverflow
+			err = ErrTokenOverflow
 		}
 	}
 	add(&t.Input, u.Input)
@@ -78,9 +81,28 @@ func (t *Usage) Add(u Usage) error {
 
 // Cost is an exact cost, or the known part of an unknown one.
 type Cost struct {
-	Pico     int64 // the known part, in picodollars
-	Known    bool  // every token was priced
-	Unpriced int64 // tokens of categories whose price is unknown
+	Pico     int64   // the known part, in picodollars
+	Known    bool    // every token was priced
+	Unpriced int64   // tokens of categories whose price is unknown
+	Missing  Missing // the prices it needed that the model lacks
+}
+
+// Missing is a set of prices of a model: bit i is Names[i].
+type Missing uint16
+
+// Names are the prices a Missing can hold, as models.toml names them.
+var Names = [...]string{"input", "output", "cache_read", "cache_write", "cache_write_1h",
+	"long_context.input", "long_context.output", "long_context.cache_read", "long_context.cache_write", "long_context.cache_write_1h"}
+
+// List names the prices of m.
+func (m Missing) List() []string {
+	var out []string
+	for i, n := range Names {
+		if m&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Add adds c to s: a sum that includes an unknown is unknown.
@@ -94,6 +116,7 @@ func (s *Cost) Add(c Cost) error {
 		return ErrOverflow
 	}
 	s.Pico, s.Unpriced, s.Known = p, u, s.Known && c.Known
+	s.Missing |= c.Missing
 	return nil
 }
 
@@ -110,6 +133,7 @@ func Of(p *Prices, u Usage) (Cost, error) {
 		return c, fmt.Errorf("pricing: cacheWrite1h %d exceeds cacheWrite %d", u.CacheWrite1h, u.CacheWrite)
 	}
 	var r *Rates
+	long := 0 // the first bit of the rates' names in Missing
 	if p != nil {
 		r = &p.Rates
 		if p.Long != nil {
@@ -119,7 +143,7 @@ func Of(p *Prices, u Usage) (Cost, error) {
 				return c, ErrOverflow
 			}
 			if prompt > p.Long.Threshold {
-				r = &p.Long.Rates
+				r, long = &p.Long.Rates, 5
 			}
 		}
 	}
@@ -133,11 +157,14 @@ func Of(p *Prices, u Usage) (Cost, error) {
 		{u.CacheWrite - u.CacheWrite1h, func(r *Rates) Price { return r.CacheWrite }},
 		{u.CacheWrite1h, func(r *Rates) Price { return r.CacheWrite1h }},
 	}
-	for _, l := range lines {
+	for i, l := range lines {
 		if l.n == 0 {
 			continue
 		}
 		if r == nil || !l.price(r).Known {
+			if r != nil {
+				c.Missing |= 1 << (long + i)
+			}
 			c.Known = false
 			var ok bool
 			if c.Unpriced, ok = addInt(c.Unpriced, l.n); !ok {
@@ -196,7 +223,14 @@ func USD(pico int64) string {
 // "<$0.01" for less than half a cent but more than nothing).
 // Exact values are in the JSON outputs.
 func Dollars(pico int64) string {
-	cents := (pico + 5_000_000_000) / 10_000_000_000
+	const cent = 10_000_000_000
+	if pico < 0 {
+		return "-" + Dollars(-max(pico, -1<<63+1)) // costs are never negative; a row of them could be
+	}
+	cents := pico / cent // computed without overflow near the int64 limit
+	if pico%cent >= cent/2 {
+		cents++
+	}
 	if cents == 0 && pico > 0 {
 		return "<$0.01"
 	}

@@ -1,6 +1,7 @@
 package pricing
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -82,8 +83,44 @@ func TestOverflow(t *testing.T) {
 		t.Fatalf("sum: %v", err)
 	}
 	u := Usage{Input: math.MaxInt64}
-	if err := u.Add(Usage{Input: 1}); err != ErrOverflow {
+	if err := u.Add(Usage{Input: 1}); err != ErrTokenOverflow {
 		t.Fatalf("tokens: %v", err)
+	}
+}
+
+// TestDollars: a table rounds to cents exactly, up to the int64 limit.
+func TestDollars(t *testing.T) {
+	for _, tt := range []struct {
+		pico int64
+		want string
+	}{
+		{0, "$0.00"},
+		{1, "<$0.01"},
+		{4_999_999_999, "<$0.01"},
+		{5_000_000_000, "$0.01"},
+		{1_542_000_000_000, "$1.54"},
+		{math.MaxInt64, "$9223372.04"}, // 9,223,372.036854775807
+		{math.MaxInt64 - 6_000_000_000, "$9223372.03"},
+		{-5_000_000_000, "-$0.01"},
+	} {
+		if got := Dollars(tt.pico); got != tt.want {
+			t.Errorf("Dollars(%d) = %s, want %s", tt.pico, got, tt.want)
+		}
+	}
+}
+
+// TestMissingNamesPrice: a model in the table that lacks the price a turn
+// needs names that price (long context too), not the model.
+func TestMissingNamesPrice(t *testing.T) {
+	p := &Prices{Rates: Rates{Input: known(1), Output: known(1), CacheWrite: known(1)},
+		Long: &Long{Threshold: 100, Rates: Rates{Output: known(2)}}}
+	c, err := Of(p, Usage{Input: 10, Output: 1, CacheWrite: 5, CacheWrite1h: 2})
+	if err != nil || c.Known || fmt.Sprint(c.Missing.List()) != "[cache_write_1h]" {
+		t.Fatalf("base: %+v %v: %v", c, err, c.Missing.List())
+	}
+	c, err = Of(p, Usage{Input: 200, Output: 1})
+	if err != nil || c.Known || fmt.Sprint(c.Missing.List()) != "[long_context.input]" {
+		t.Fatalf("long: %+v %v: %v", c, err, c.Missing.List())
 	}
 }
 
@@ -253,4 +290,53 @@ func FuzzParseDecimal(f *testing.F) {
 			t.Fatalf("%q → %d, exact value × 10^6 is %s", s, pico, r.RatString())
 		}
 	})
+}
+
+// TestLoadTOMLExact: a price is converted from the number as written, not
+// from the float64 TOML makes of it: a literal finer than a picodollar per
+// token is refused even where the float would round it to an exact price.
+func TestLoadTOMLExact(t *testing.T) {
+	tests := []struct {
+		toml string
+		want int64  // input, in picodollars per token
+		err  string // a part of the error, when refused
+	}{
+		{"input = 1.00000000000000001", 0, "price 1.00000000000000001 has more than six decimals"},
+		{"input = 3.0000000000000001e0", 0, "has more than six decimals"},
+		{"input = 123456789012.123456", 123456789012123456, ""},
+		{"input = 7.5e-2", 75000, ""},
+		{"input = 1_000.5  # 2.0000000001 in a comment is not a price", 1000500000, ""},
+		{"input = 0x10", 16000000, ""},
+		{`input = "3"`, 0, "not a string"},
+		{"input = inf", 0, "decimal number"},
+		{"input = -0.5", 0, "negative"},
+		{"input = 15\n[a.\"b\".long_context]\nthreshold = 200_000\ninput = 6", 15000000, ""},
+		{"input = 1\n[a.\"b\".long_context]\nthreshold = 2.5\ninput = 6", 0, "whole number"},
+	}
+	for _, tt := range tests {
+		tab, err := LoadTOML([]byte("[a.\"b\"]\n" + tt.toml + "\n"))
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: error %v, want one saying %q", tt.toml, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tt.toml, err)
+			continue
+		}
+		if got := tab[Key{"a", "b"}].Input; !got.Known || got.Pico != tt.want {
+			t.Errorf("%q: input %+v, want %d", tt.toml, got, tt.want)
+		}
+	}
+}
+
+// TestLiteralsKeepsStrings: numbers inside strings, keys and comments are
+// not values, and stay as written.
+func TestLiteralsKeepsStrings(t *testing.T) {
+	in := "[a.\"1.5\"]\n# x = 2\ns = \"= 3\"\nm = '''\n= 4'''\narr = [1,\n 2]\ninl = { k = 5, j = 6 }\n"
+	want := "[a.\"1.5\"]\n# x = 2\ns = \"= 3\"\nm = '''\n= 4'''\narr = [\"\\u00001\",\n \"\\u00002\"]\ninl = { k = \"\\u00005\", j = \"\\u00006\" }\n"
+	if got := string(literals([]byte(in))); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
 }
