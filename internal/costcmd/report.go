@@ -22,7 +22,7 @@ type row struct {
 	tokens   pricing.Usage
 	cost     pricing.Cost
 	missing  map[string]bool // a model with no prices, or "model: price" for one lacking
-	first    *turn // --by turn: the turn itself
+	first    *turn           // --by turn: the turn itself
 	sortTime time.Time
 }
 
