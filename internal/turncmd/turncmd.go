@@ -134,6 +134,9 @@ func (g *grammar) config(getenv func(string) string) (provider.Config, error) {
 	if cfg.MaxTokens < 0 {
 		return cfg, exitcode.Usagef("--max-tokens must be positive")
 	}
+	if err := provider.CheckReasoning(cfg); err != nil {
+		return cfg, exitcode.Usagef("%v", err)
+	}
 	if g.Tools != "" {
 		b, err := os.ReadFile(g.Tools)
 		if err != nil {

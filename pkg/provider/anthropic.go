@@ -71,6 +71,18 @@ func anthropicThinking(level string, maxTokens int) (*aThinking, int, error) {
 	return &aThinking{Type: "enabled", BudgetTokens: budget}, maxTokens, nil
 }
 
+// CheckReasoning tells whether cfg's reasoning level is one its protocol
+// takes (Anthropic's: off, low, medium, high, adaptive or a budget of at
+// least 1024 tokens; OpenAI-compatible servers name their own efforts, so
+// theirs is passed as given).
+func CheckReasoning(cfg Config) error {
+	if cfg.Provider == OpenAI {
+		return nil
+	}
+	_, _, err := anthropicThinking(cfg.Reasoning, cfg.MaxTokens)
+	return err
+}
+
 // AnthropicRequest builds the request body for the conversation. System
 // messages go to the top-level system; consecutive messages of one role are
 // merged (tool results first); thinking blocks are sent back only with

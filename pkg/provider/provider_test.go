@@ -250,6 +250,35 @@ func TestSSEReader(t *testing.T) {
 	}
 }
 
+// endless is a stream of one line that never ends.
+type endless struct{ head []byte }
+
+func (e *endless) Read(p []byte) (int, error) {
+	n := copy(p, e.head)
+	e.head = e.head[n:]
+	for i := n; i < len(p); i++ {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// TestSSEBounded: an endless line, or an event of endless data lines, is
+// an error once it passes MaxLine, never memory without bound.
+func TestSSEBounded(t *testing.T) {
+	if _, err := NewSSEReader(&endless{head: []byte("data: ")}).Next(); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("an endless line: %v", err)
+	}
+	line := "data: " + strings.Repeat("y", 1<<20) + "\n"
+	many := io.MultiReader(strings.NewReader(strings.Repeat(line, 20)), strings.NewReader("\n"))
+	if _, err := NewSSEReader(many).Next(); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("an event of 20 MiB: %v", err)
+	}
+	ok := io.MultiReader(strings.NewReader(strings.Repeat(line, 8)), strings.NewReader("\n"))
+	if ev, err := NewSSEReader(ok).Next(); err != nil || len(ev.Data) < 8<<20 {
+		t.Fatalf("an event of 8 MiB: %d bytes, %v", len(ev.Data), err)
+	}
+}
+
 // FuzzSSE: no stream makes the SSE reader or either protocol's assembler
 // panic, and a reply they return always renders as a valid message line.
 func FuzzSSE(f *testing.F) {

@@ -17,12 +17,21 @@ type Event struct {
 // SSEReader reads server-sent events (the WHATWG grammar): lines end in
 // LF, CRLF or CR-LF tolerant; ":" starts a comment (keep-alives); a field's
 // value loses one leading space; data lines join with "\n"; a blank line
-// dispatches. Lines have no length limit.
+// dispatches. A line, and the data of one event, are at most MaxLine
+// bytes: a server that sends more (an endless line) is an error, never
+// memory without bound.
 type SSEReader struct {
 	br   *bufio.Reader
 	buf  []byte
 	data []byte // reused for every event's data
 }
+
+// MaxLine bounds a line of a stream and the data of one event: far above
+// any event a provider sends (deltas of a few bytes to a few KiB).
+const MaxLine = 16 << 20
+
+// ErrLineTooLong is a stream line or event over MaxLine bytes.
+var ErrLineTooLong = errors.New("a line of the stream is longer than 16 MiB")
 
 // NewSSEReader reads events from r.
 func NewSSEReader(r io.Reader) *SSEReader {
@@ -36,6 +45,9 @@ func (s *SSEReader) line() ([]byte, error) {
 	}
 	s.buf = append(s.buf[:0], b...)
 	for errors.Is(err, bufio.ErrBufferFull) { // a long line
+		if len(s.buf) > MaxLine {
+			return nil, ErrLineTooLong
+		}
 		b, err = s.br.ReadSlice('\n')
 		s.buf = append(s.buf, b...)
 	}
@@ -76,6 +88,9 @@ func (s *SSEReader) Next() (Event, error) {
 		case "data":
 			if hasData {
 				ev.Data = append(ev.Data, '\n')
+			}
+			if len(ev.Data)+len(value) > MaxLine {
+				return Event{}, ErrLineTooLong
 			}
 			ev.Data = append(ev.Data, value...)
 			has, hasData = true, true
