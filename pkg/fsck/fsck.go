@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/panto-dev/panto/pkg/session"
@@ -40,7 +41,7 @@ const maxPerID = 20
 type span struct {
 	line     int
 	off, end int64
-	nul      bool // the line is nothing but NUL bytes (or empty)
+	nul      bool // the line is NUL bytes and nothing else
 }
 
 // Analysis is what one check of a file found.
@@ -151,6 +152,9 @@ func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
 	for _, p := range l.DupIDs {
 		a.add(Finding{ID: "duplicateId", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("entry id %q is used by an earlier entry", p.ID)})
 	}
+	for _, p := range l.ExtraRoots {
+		a.add(Finding{ID: "secondRoot", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("entry %s: %s", p.ID, p.What)})
+	}
 	for _, p := range l.Dangling {
 		a.add(Finding{ID: "danglingParent", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("entry %s: %s", p.ID, p.What)})
 	}
@@ -172,6 +176,7 @@ func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
 		one := len(tail) == 1 && a.unterm.line > 0
 		a.tail(tail, one, a.complete, one && busy != nil && busy())
 	}
+	slices.SortStableFunc(a.Findings, func(x, y Finding) int { return x.Line - y.Line })
 	return a, nil
 }
 
@@ -205,11 +210,26 @@ func (a *Analysis) tail(tail []span, one, complete, locked bool) {
 	case locked && one:
 		a.add(Finding{ID: "inProgress", Severity: Info, Line: first.line, Offset: first.off, Message: fmt.Sprintf("%d unterminated bytes at the end while a writer holds the lock: an append in progress", n)})
 	case nul:
-		a.add(Finding{ID: "zeroTail", Severity: Error, Line: first.line, Offset: first.off, Message: fmt.Sprintf("%d bytes of NUL padding at the end", n)})
+		a.add(Finding{ID: "zeroTail", Severity: Error, Line: first.line, Offset: first.off, Message: fmt.Sprintf("%s of NUL padding at the end", bytesOf(n))})
 	case one && complete:
 		a.add(Finding{ID: "missingFinalNewline", Severity: Error, Line: first.line, Offset: first.off, Message: "the last line is a complete JSON object without its \"\\n\": never acknowledged as written"})
 	default:
-		a.add(Finding{ID: "tornTail", Severity: Error, Line: first.line, Offset: first.off, Message: fmt.Sprintf("%d bytes at the end are not complete lines", n)})
+		a.add(Finding{ID: "tornTail", Severity: Error, Line: first.line, Offset: first.off, Message: notComplete(n)})
+	}
+}
+
+// lint reports the rules of SPEC §2 that line n breaks while it stays
+// readable.
+func (a *Analysis) lint(n int, off int64, c *session.Line) {
+	ids := map[session.Lint]string{session.LintEntryID: "badEntryId", session.LintTimestamp: "badTimestamp", session.LintHeaderID: "badHeaderId"}
+	for bit := session.Lint(1); bit != 0 && bit <= c.Lint; bit <<= 1 {
+		if c.Lint&bit != 0 {
+			what := bit.Problems()[0]
+			if c.ID != "" && bit != session.LintHeaderID {
+				what = fmt.Sprintf("entry %s: %s", c.ID, what)
+			}
+			a.add(Finding{ID: ids[bit], Severity: Warning, Line: n, Offset: off, Message: what})
+		}
 	}
 }
 
@@ -231,7 +251,7 @@ func (a *Analysis) line(n int, off int64, raw []byte, term bool, c *session.Line
 		a.newer = a.headerOK && c.Version > session.Version
 	}
 	if !term {
-		a.unterm = span{n, off, off + int64(len(raw)), len(bytes.Trim(raw, "\x00")) == 0}
+		a.unterm = span{n, off, off + int64(len(raw)), nulOnly(raw)}
 		a.complete = session.Classify(raw).Kind != session.KindCorrupt
 		return
 	}
@@ -241,13 +261,35 @@ func (a *Analysis) line(n int, off int64, raw []byte, term bool, c *session.Line
 	if c.BadUTF8 {
 		a.add(Finding{ID: "invalidUtf8", Severity: Info, Line: n, Offset: off, Message: "line holds bytes that are not valid UTF-8 (kept as written)"})
 	}
+	if c.Lint != 0 {
+		a.lint(n, off, c)
+	}
 	if c.Kind == session.KindCorrupt {
 		if n > 1 || !a.bom {
-			a.corrupt = append(a.corrupt, span{n, off, off + int64(len(raw)) + 1, len(bytes.Trim(raw, "\x00")) == 0})
+			a.corrupt = append(a.corrupt, span{n, off, off + int64(len(raw)) + 1, nulOnly(raw)})
 		}
 		return
 	}
 	if c.Type == "session" && n > 1 && bytes.Equal(raw, a.first) {
 		a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})
 	}
+}
+
+// nulOnly reports whether a line is NUL bytes and nothing else.
+func nulOnly(raw []byte) bool { return len(raw) > 0 && len(bytes.Trim(raw, "\x00")) == 0 }
+
+// notComplete says that the last n bytes are not complete lines.
+func notComplete(n int64) string {
+	if n == 1 {
+		return "1 byte at the end is not a complete line"
+	}
+	return fmt.Sprintf("%d bytes at the end are not complete lines", n)
+}
+
+// bytesOf says n bytes in words.
+func bytesOf(n int64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

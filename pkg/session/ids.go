@@ -38,8 +38,23 @@ func NewEntryID(taken func(string) bool) (string, error) {
 
 // IsUUID reports whether s is a canonical lowercase UUID string.
 func IsUUID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && len(s) == 36 && u.String() == s
+	if len(s) != 36 {
+		return false
+	}
+	for i := range 36 {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // HexID reads an entry id of 8 lowercase hex characters as a number, the

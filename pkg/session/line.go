@@ -45,6 +45,7 @@ type Line struct {
 	Tools     []ToolRef // the tool blocks of a message (only with ScanOptions.Tools)
 	ToolKinds ToolKinds // whether a message has toolUse or toolResult blocks (always)
 	Reply     Reply     // an assistant message's own stamp and usage
+	Lint      Lint      // rules of SPEC §2 a reader can live without
 	idHash    uint64    // hashID(ID), computed where lines are classified (in parallel)
 }
 
@@ -148,6 +149,7 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 	case "session":
 		l.Kind = KindHeader
 		l.ID, l.Timestamp, l.Cwd = Str(id), Str(ts), Str(cwd)
+		l.Lint = lintHeader(l.ID, l.Timestamp)
 		v, ok := Int(version)
 		switch {
 		case !ok || v < 1:
@@ -186,10 +188,14 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 		if l.Problem != "" {
 			l.Kind = KindInvalid
 		}
+		l.Lint = lintEntry(l.ID, l.Timestamp, true)
 		return l
 	default:
 		l.Kind = KindUnknown
 		l.ID, l.ParentID = Str(id), Str(parent)
+		if l.ID != "" {
+			l.Lint = lintEntry(l.ID, Str(ts), IsString(ts))
+		}
 		return l
 	}
 }

@@ -101,6 +101,7 @@ type Log struct {
 	Headers    []Problem // header lines after line 1
 	DupIDs     []Problem
 	Dangling   []Problem
+	ExtraRoots []Problem // entries after the first whose parentId is null
 	Unknown    map[string]int // unknown entry types and how many lines each
 	Stopped    *Problem       // where a StopAtCorrupt scan stopped
 	CorruptMid bool           // a corrupt line lies before Good
@@ -534,6 +535,9 @@ func (l *Log) add(c Line, n int, off, length int64) {
 	nd := Node{idOff: int64(len(l.idBytes)), idLen: uint32(len(c.ID)), Parent: NoParent, Line: int32(n), Off: off, Len: length, Kind: c.Kind, Role: roleOf(c.Role), Stamp: -1, Tools: c.ToolKinds}
 	if int64(c.MsgOff)+int64(c.MsgLen) < 1<<32 {
 		nd.MsgOff, nd.MsgLen = uint32(c.MsgOff), uint32(c.MsgLen)
+	}
+	if c.ParentID == "" && c.Kind == KindMessage && len(l.Nodes) > 0 {
+		l.ExtraRoots = append(l.ExtraRoots, Problem{Line: n, Off: off, ID: c.ID, What: "parentId is null, but only the first entry is a root"})
 	}
 	if last := int32(len(l.Nodes)) - 1; c.ParentID != "" && last >= 0 && string(l.id(last)) == c.ParentID {
 		nd.Parent = last // the common case: a reply to the entry just before
