@@ -101,7 +101,7 @@ type Log struct {
 	Headers    []Problem // header lines after line 1
 	DupIDs     []Problem
 	Dangling   []Problem
-	ExtraRoots []Problem // entries after the first whose parentId is null
+	ExtraRoots []Problem      // entries after the first whose parentId is null
 	Unknown    map[string]int // unknown entry types and how many lines each
 	Stopped    *Problem       // where a StopAtCorrupt scan stopped
 	CorruptMid bool           // a corrupt line lies before Good
