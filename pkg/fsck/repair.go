@@ -196,10 +196,21 @@ func Run(path string, o Options) *Report {
 		return r
 	}
 	saved, err := apply(f, path, p)
+	index.Forget(o.CacheDir, path)
+	if err != nil && saved == "" { // nothing changed: report the damage as it stays
+		r.BytesAfter, r.EntriesCut, r.EntriesKept = r.BytesBefore, 0, len(a.Log.Nodes)
+		for i := range r.Findings {
+			r.Findings[i].Action = ""
+		}
+		fail(err)
+		if a.Damaged() {
+			r.Bits |= BitLeft
+		}
+		return r
+	}
 	if saved != "" {
 		r.CutSavedAs = &saved
 	}
-	index.Forget(o.CacheDir, path)
 	if err != nil {
 		return fail(err)
 	}
@@ -261,16 +272,16 @@ func (r *Report) mark(p plan, dry bool) {
 func apply(f *os.File, path string, p plan) (string, error) {
 	if !p.rewrite {
 		cut, err := store.CutAt(f, path, p.drop[0].off, p.drop[0].end, p.entries)
-		if err != nil {
+		if cut == nil {
 			return "", err
 		}
-		return cut.SavedAs, nil
+		return cut.SavedAs, err
 	}
 	var parts []io.Reader
 	for _, s := range p.drop {
 		parts = append(parts, io.NewSectionReader(f, s.off, s.end-s.off))
 	}
-	saved, err := store.SaveAside(path, io.MultiReader(parts...))
+	saved, discard, err := store.SaveAside(path, io.MultiReader(parts...))
 	if err != nil {
 		return "", err
 	}
@@ -289,5 +300,17 @@ func apply(f *os.File, path string, p plan) (string, error) {
 		_, err = io.Copy(w, io.NewSectionReader(f, at, size-at))
 		return err
 	})
+	if err != nil && unchanged(f, path) {
+		discard() // nothing was cut: no copy of a cut stays behind
+		return "", err
+	}
 	return saved, err
+}
+
+// unchanged reports whether the file at path is still f: a replacement
+// that failed did not take its place.
+func unchanged(f *os.File, path string) bool {
+	fi, err1 := f.Stat()
+	pi, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(fi, pi)
 }

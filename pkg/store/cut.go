@@ -21,7 +21,7 @@ func CutName(path string, t time.Time) string {
 }
 
 // SaveCut copies bytes [from, end of file) of f beside path; see SaveAside.
-func SaveCut(f *os.File, path string, from int64) (string, error) {
+func SaveCut(f *os.File, path string, from int64) (string, func(), error) {
 	return SaveAside(path, io.NewSectionReader(f, from, 1<<62))
 }
 
@@ -30,10 +30,11 @@ func SaveCut(f *os.File, path string, from int64) (string, error) {
 // name. It never replaces an existing file. When an earlier cut of path
 // holds the same bytes (a repair stopped between saving its cut and
 // making it), that cut's name is returned and no second copy is kept.
-func SaveAside(path string, r io.Reader) (string, error) {
-	name := CutName(path, time.Now())
+// discard removes the copy again when the cut it was saved for fails (an
+// earlier cut it reused stays).
+func SaveAside(path string, r io.Reader) (name string, discard func(), err error) {
+	name = CutName(path, time.Now())
 	var out *os.File
-	var err error
 	for i := 1; ; i++ {
 		out, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if !errors.Is(err, os.ErrExist) || i == 100 {
@@ -42,7 +43,7 @@ func SaveAside(path string, r io.Reader) (string, error) {
 		name = fmt.Sprintf("%s.%d", CutName(path, time.Now()), i)
 	}
 	if err != nil {
-		return "", fmt.Errorf("save cut bytes: %w", err)
+		return "", nil, fmt.Errorf("save cut bytes: %w", err)
 	}
 	_, err = io.Copy(out, r)
 	if err == nil {
@@ -54,15 +55,15 @@ func SaveAside(path string, r io.Reader) (string, error) {
 	if err == nil {
 		if same := sameCut(path, name); same != "" {
 			os.Remove(name)
-			return same, nil
+			return same, func() {}, nil
 		}
 		err = syncDir(filepath.Dir(name))
 	}
 	if err != nil {
 		os.Remove(name)
-		return "", fmt.Errorf("save cut bytes to %s: %w", name, err)
+		return "", nil, fmt.Errorf("save cut bytes to %s: %w", name, err)
 	}
-	return name, nil
+	return name, func() { os.Remove(name) }, nil
 }
 
 // sameCut returns an earlier cut of path, other than name, that holds
@@ -159,17 +160,19 @@ type Cut struct {
 // CutAt saves [from, size) of the locked file f beside path, then truncates
 // f to from and fsyncs it.
 func CutAt(f *os.File, path string, from, size int64, entries int) (*Cut, error) {
-	saved, err := SaveCut(f, path, from)
+	saved, discard, err := SaveCut(f, path, from)
 	if err != nil {
 		return nil, err
 	}
 	if err := f.Truncate(from); err != nil {
+		discard() // nothing was cut
 		return nil, fmt.Errorf("truncate %s: %w", path, err)
 	}
+	cut := &Cut{From: from, Bytes: size - from, Entries: entries, SavedAs: saved}
 	if err := f.Sync(); err != nil {
-		return nil, fmt.Errorf("fsync %s: %w", path, err)
+		return cut, fmt.Errorf("fsync %s: %w", path, err) // cut, but maybe not durably
 	}
-	return &Cut{From: from, Bytes: size - from, Entries: entries, SavedAs: saved}, nil
+	return cut, nil
 }
 
 // Truncate repairs a torn tail of path (policy tail) or, with after set,
