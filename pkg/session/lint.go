@@ -59,19 +59,16 @@ func isUUIDv7(s string) bool {
 // IsTimestamp reports whether s is a timestamp as SPEC §2 writes them:
 // 2026-04-25T14:00:01.000Z, each field in its range.
 func IsTimestamp(s string) bool {
-	if len(s) != 24 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
+	const layout = "dddd-dd-ddTdd:dd:dd.dddZ"
+	if len(s) != len(layout) {
 		return false
 	}
-	num := func(i, n int) int {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			v = 10*v + int(c-'0')
+	for i := range len(layout) {
+		if c := s[i]; layout[i] == 'd' && (c < '0' || c > '9') || layout[i] != 'd' && c != layout[i] {
+			return false
 		}
-		return v
 	}
-	mo, d, h, mi, sec := num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
-	return num(0, 4) >= 0 && num(20, 3) >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && sec >= 0 && sec <= 60
+	two := func(i int) int { return int(s[i]-'0')*10 + int(s[i+1]-'0') }
+	mo, d := two(5), two(8)
+	return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && two(11) <= 23 && two(14) <= 59 && two(17) <= 60
 }

@@ -1,6 +1,9 @@
 package session
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+)
 
 // Usage is an assistant message's token counts (SPEC §2). Input is fresh
 // input only; Reasoning is a part of Output and CacheWrite1h a part of
@@ -56,30 +59,50 @@ func (r *Reply) Stamp(line []byte) (provider, model []byte) {
 	return r.provider.in(line), r.model.in(line)
 }
 
-// usageKeys are the counters of a usage object, in the order of Usage.
-var usageKeys = [...]string{"input", "output", "cacheRead", "cacheWrite", "reasoning", "cacheWrite1h"}
+// usageKey returns the index in Usage's order of a usage counter's key,
+// or -1.
+func usageKey(k []byte) int {
+	if bytes.IndexByte(k, '\\') >= 0 {
+		k = []byte(Str(append(append([]byte{'"'}, k...), '"')))
+	}
+	switch string(k) {
+	case "input":
+		return 0
+	case "output":
+		return 1
+	case "cacheRead":
+		return 2
+	case "cacheWrite":
+		return 3
+	case "reasoning":
+		return 4
+	case "cacheWrite1h":
+		return 5
+	}
+	return -1
+}
 
 // parseUsage reads and checks a raw usage value.
 func parseUsage(raw []byte) (Usage, error) {
 	if raw[0] != '{' {
 		return Usage{}, fmt.Errorf("%w: \"usage\" must be an object", ErrInvalidMsg)
 	}
-	var vals [len(usageKeys)]int64
-	var err error
+	var vals [6]int64
+	bad := -1
 	Members(raw, func(k, v []byte) bool {
-		for j, name := range usageKeys {
-			if KeyIs(k, name) {
-				n, ok := Int(v)
-				if !ok {
-					err = fmt.Errorf("%w: usage.%s must be a non-negative integer", ErrInvalidMsg, name)
-				}
-				vals[j] = n
+		if j := usageKey(k); j >= 0 {
+			n, ok := Int(v)
+			if !ok {
+				bad = j
+				return false
 			}
+			vals[j] = n
 		}
-		return err == nil
+		return true
 	})
-	if err != nil {
-		return Usage{}, err
+	if bad >= 0 {
+		name := [...]string{"input", "output", "cacheRead", "cacheWrite", "reasoning", "cacheWrite1h"}[bad]
+		return Usage{}, fmt.Errorf("%w: usage.%s must be a non-negative integer", ErrInvalidMsg, name)
 	}
 	u := Usage{vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]}
 	return u, u.Check()
