@@ -17,7 +17,6 @@ import (
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/pricing"
-	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
@@ -229,7 +228,7 @@ func (g *grammar) inputs(args []string, stdin io.Reader, since, until time.Time,
 	n := 0
 	readOne := func(label string, in io.Reader) error {
 		r := &reader{label: label, input: n, session: label, counted: c, skip: skip, warn: warn, needTime: g.needTime(since, until), names: &names}
-		if id := session.IDFromPath(label); id != "" {
+		if id := catalog.IDFromPath(label); id != "" {
 			r.session = id
 		}
 		n++
@@ -256,7 +255,7 @@ func (g *grammar) inputs(args []string, stdin io.Reader, since, until time.Time,
 			}
 			defer f.Close()
 			if !f.Regular() {
-				return exitcode.Failuref("%v: give session files", fmt.Errorf("%w: %s", store.ErrNotRegular, p))
+				return exitcode.Failuref("%v: give session files", fmt.Errorf("%w: %s", catalog.ErrNotRegular, p))
 			}
 			id := fileID{f.Dev(), f.Ino()}
 			if read[id] || !since.IsZero() && f.Ctime().Before(since) {

@@ -23,7 +23,6 @@ import (
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/fsck"
 	"github.com/panto-dev/panto/pkg/index"
-	"github.com/panto-dev/panto/pkg/session"
 )
 
 const name = "panto-fsck"
@@ -260,7 +259,7 @@ type input struct {
 func (g *grammar) files(io cli.IO) ([]input, error) {
 	paths := g.Paths
 	if g.All {
-		base, err := session.EnvFrom(io.Getenv).BaseDir()
+		base, err := catalog.EnvFrom(io.Getenv).BaseDir()
 		if err != nil {
 			return nil, err
 		}

@@ -101,7 +101,7 @@ func Run(args []string, io cli.IO) int {
 }
 
 func runNew(io cli.IO, out io.Writer) error {
-	dir, err := session.EnvFrom(io.Getenv).ProjectDir(io.Cwd)
+	dir, err := catalog.EnvFrom(io.Getenv).ProjectDir(io.Cwd)
 	if err != nil {
 		return exitcode.New(exitcode.Usage, err)
 	}
@@ -109,7 +109,7 @@ func runNew(io cli.IO, out io.Writer) error {
 	if err != nil {
 		return exitcode.New(exitcode.Failure, err)
 	}
-	_, err = fmt.Fprintln(out, filepath.Join(dir, session.FileName(id)))
+	_, err = fmt.Fprintln(out, filepath.Join(dir, catalog.FileName(id)))
 	return err
 }
 
@@ -248,7 +248,7 @@ func (c *truncateCmd) run(io cli.IO) error {
 }
 
 func sessionFiles(io cli.IO, all bool) ([]string, error) {
-	env := session.EnvFrom(io.Getenv)
+	env := catalog.EnvFrom(io.Getenv)
 	var files []string
 	var err error
 	if all {
@@ -290,7 +290,7 @@ func sessions(io cli.IO, all bool) ([]catalog.Session, error) {
 	}
 	mine := list[:0]
 	for _, s := range list {
-		if s.Cwd == io.Cwd || session.EncodeCwd(s.Cwd) != session.EncodeCwd(io.Cwd) {
+		if s.Cwd == io.Cwd || catalog.EncodeCwd(s.Cwd) != catalog.EncodeCwd(io.Cwd) {
 			mine = append(mine, s)
 		}
 	}
@@ -359,9 +359,9 @@ func (c *resolveCmd) run(io cli.IO, out io.Writer) error {
 	}
 	p, err := catalog.Resolve(files, c.Prefix)
 	switch {
-	case errors.Is(err, session.ErrAmbiguousID):
+	case errors.Is(err, catalog.ErrAmbiguousID):
 		return exitcode.New(exitcode.Usage, err)
-	case errors.Is(err, session.ErrNoSuchSession):
+	case errors.Is(err, catalog.ErrNoSuchSession):
 		return exitcode.New(exitcode.Findings, err)
 	case err != nil:
 		return exitcode.New(exitcode.Failure, err)

@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/session"
-	"github.com/panto-dev/panto/pkg/store"
 )
 
 // Session describes one session file.
@@ -55,10 +54,10 @@ func AllFiles(base string) ([]string, error) {
 // what was added since its checkpoint, and leaves a checkpoint of a clean
 // file for the next time.
 //
-// What is not a regular file (a FIFO named *.jsonl, say) is store.ErrNotRegular,
+// What is not a regular file (a FIFO named *.jsonl, say) is ErrNotRegular,
 // found without waiting on it.
 func Describe(path, cacheDir string) (Session, error) {
-	s := Session{Path: path, ID: session.IDFromPath(path)}
+	s := Session{Path: path, ID: IDFromPath(path)}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return s, err
@@ -69,7 +68,7 @@ func Describe(path, cacheDir string) (Session, error) {
 		return s, err
 	}
 	if !fi.Mode().IsRegular() {
-		return s, fmt.Errorf("%w: %s", store.ErrNotRegular, path)
+		return s, fmt.Errorf("%w: %s", ErrNotRegular, path)
 	}
 	s.Size, s.Modified = fi.Size(), fi.ModTime().UTC()
 	st := index.Load(cacheDir, path, f, fi)
@@ -127,7 +126,7 @@ func List(files []string, cacheDir string, skip func(error)) ([]Session, error) 
 	out := make([]Session, 0, len(files))
 	for _, p := range files {
 		s, err := Describe(p, cacheDir)
-		if errors.Is(err, store.ErrNotRegular) {
+		if errors.Is(err, ErrNotRegular) {
 			skip(err)
 			continue
 		}
@@ -166,7 +165,7 @@ func Resolve(files []string, prefix string) (string, error) {
 	prefix = strings.ToLower(prefix)
 	var hits []string
 	for _, p := range files {
-		id := session.IDFromPath(p)
+		id := IDFromPath(p)
 		if id == "" {
 			id = strings.TrimSuffix(filepath.Base(p), ".jsonl")
 		}
@@ -191,7 +190,7 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("no session id starts with %q: panto-log list shows them", e.Prefix)
 }
 
-func (e *NotFoundError) Unwrap() error { return session.ErrNoSuchSession }
+func (e *NotFoundError) Unwrap() error { return ErrNoSuchSession }
 
 // AmbiguousError is a prefix that more than one session id starts with.
 type AmbiguousError struct {
@@ -207,4 +206,4 @@ func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("id prefix %q is ambiguous: %s: give more of the id", e.Prefix, strings.Join(ids, ", "))
 }
 
-func (e *AmbiguousError) Unwrap() error { return session.ErrAmbiguousID }
+func (e *AmbiguousError) Unwrap() error { return ErrAmbiguousID }

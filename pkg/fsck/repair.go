@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/store"
 )
@@ -138,7 +139,7 @@ func Run(path string, o Options) *Report {
 		}
 		defer rf.Close()
 		if !rf.Regular() {
-			return fail(fmt.Errorf("%w: %s", store.ErrNotRegular, path))
+			return fail(fmt.Errorf("%w: %s", catalog.ErrNotRegular, path))
 		}
 		if o.DryRun {
 			locked, _ = rf.Locked() // a repair would skip a locked file

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
@@ -241,7 +242,7 @@ func create(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	if !hasReply && !o.AllowEmpty {
 		return nil, fmt.Errorf("%w: %s does not exist and a session file is created by its first reply", ErrNoReply, path)
 	}
-	id := session.IDFromPath(path)
+	id := catalog.IDFromPath(path)
 	if id == "" {
 		var err error
 		if id, err = session.NewSessionID(); err != nil {

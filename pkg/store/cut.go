@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/session"
 )
@@ -211,7 +212,7 @@ func Truncate(path, after string, wait time.Duration, cacheDir string) (*Cut, er
 // end) and takes its lock, waiting up to wait. It makes sure the file it
 // locked is still the one at path (a repair may have replaced it), and
 // never waits on what is not a regular file: a directory is ErrIsDir,
-// anything else (a FIFO named *.jsonl) ErrNotRegular.
+// anything else (a FIFO named *.jsonl) catalog.ErrNotRegular.
 func OpenLocked(path string, wait time.Duration) (*os.File, os.FileInfo, error) {
 	for range 10 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NONBLOCK, 0)
@@ -228,7 +229,7 @@ func OpenLocked(path string, wait time.Duration) (*os.File, os.FileInfo, error) 
 			return nil, nil, err
 		case !fi.Mode().IsRegular():
 			f.Close()
-			return nil, nil, fmt.Errorf("%w: %s", ErrNotRegular, path)
+			return nil, nil, fmt.Errorf("%w: %s", catalog.ErrNotRegular, path)
 		}
 		if err := Lock(f, wait); err != nil {
 			f.Close()

@@ -14,5 +14,4 @@ var (
 	ErrNoParent     = errors.New("store: no such parent entry")
 	ErrEmpty        = errors.New("store: empty batch")
 	ErrIsDir        = errors.New("store: path is a directory")
-	ErrNotRegular   = errors.New("store: not a regular file")
 )

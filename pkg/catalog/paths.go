@@ -1,9 +1,11 @@
-package session
+package catalog
 
 import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/panto-dev/panto/pkg/session"
 )
 
 // Env is the part of the environment that locates sessions.
@@ -56,7 +58,7 @@ func FileName(id string) string { return id + ".jsonl" }
 func IDFromPath(path string) string {
 	name := filepath.Base(path)
 	id, ok := strings.CutSuffix(name, ".jsonl")
-	if ok && IsUUID(id) {
+	if ok && session.IsUUID(id) {
 		return id
 	}
 	return ""
