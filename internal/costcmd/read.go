@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/pkg/pricing"
+	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -183,7 +184,7 @@ func (r *reader) name(raw []byte) string {
 	if s, ok := (*r.names)[string(raw)]; ok {
 		return s
 	}
-	s := session.Str(raw)
+	s := rawjson.Str(raw)
 	(*r.names)[string(raw)] = s
 	return s
 }

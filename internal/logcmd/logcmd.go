@@ -20,6 +20,7 @@ import (
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/index"
+	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
@@ -180,13 +181,13 @@ func toolResults(specs []string, text string) (store.Msg, error) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"toolResult","toolUseId":`...)
-		b = session.AppendString(b, id)
+		b = rawjson.AppendString(b, id)
 		b = append(b, `,"content":`...)
-		b = append(session.AppendString(b, string(content)), '}')
+		b = append(rawjson.AppendString(b, string(content)), '}')
 	}
 	if text != "" {
 		b = append(b, `,{"type":"text","text":`...)
-		b = append(session.AppendString(b, text), '}')
+		b = append(rawjson.AppendString(b, text), '}')
 	}
 	return store.ParseMessage(append(b, "]}"...))
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -163,7 +164,7 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 	}
 	var conv []provider.Message
 	if g.User == "" || !cli.IsTerminal(io.Stdin) {
-		if conv, err = provider.ReadConversation(io.Stdin); err != nil {
+		if conv, err = readConversation(io.Stdin); err != nil {
 			if errors.Is(err, session.ErrInvalidMsg) {
 				return nil, exitcode.Usagef("%v", err)
 			}
@@ -246,4 +247,18 @@ func (d *display) end() {
 		d.w.WriteString("\n")
 	}
 	d.w.Flush()
+}
+
+// readConversation reads message lines (what panto-replay prints), each
+// validated as panto-log validates it.
+func readConversation(r io.Reader) ([]provider.Message, error) {
+	var msgs []provider.Message
+	err := session.MessageLines(r, func(n int, line []byte) error {
+		if _, err := session.CheckMessage(line); err != nil {
+			return fmt.Errorf("stdin line %d: %w", n, err)
+		}
+		msgs = append(msgs, provider.ParseMessage(line))
+		return nil
+	})
+	return msgs, err
 }

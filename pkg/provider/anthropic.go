@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/tidwall/gjson"
 )
 
@@ -226,7 +226,7 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 		if err != nil {
 			return fail(&StreamError{Provider: cfg.Provider, Message: "reading the stream: " + err.Error()})
 		}
-		if ev.Name == "content_block_delta" && session.ValidJSON(ev.Data) {
+		if ev.Name == "content_block_delta" && rawjson.Valid(ev.Data) {
 			// The hot path, thousands of times a turn: walk, do not parse.
 			if err := deltaEvent(ev.Data, rep, byIndex, texts, inputs, cfg.OnDelta); err != nil {
 				return fail(&StreamError{Provider: cfg.Provider, Message: err.Error()})
@@ -327,49 +327,49 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 // deltaEvent applies one content_block_delta event (valid JSON) to the reply.
 func deltaEvent(data []byte, rep *Reply, byIndex map[int64]int, texts [][]byte, inputs [][]byte, onDelta func(string, string)) error {
 	var index, delta []byte
-	session.Members(data, func(k, v []byte) bool {
+	rawjson.Members(data, func(k, v []byte) bool {
 		switch {
-		case session.KeyIs(k, "index") && index == nil:
+		case rawjson.KeyIs(k, "index") && index == nil:
 			index = v
-		case session.KeyIs(k, "delta") && delta == nil:
+		case rawjson.KeyIs(k, "delta") && delta == nil:
 			delta = v
 		}
 		return true
 	})
-	n, _ := session.Int(index)
+	n, _ := rawjson.Int(index)
 	i, ok := byIndex[n]
 	if !ok || len(delta) == 0 || delta[0] != '{' {
 		return nil
 	}
 	var typ, text, thinking, sig, partial []byte
-	session.Members(delta, func(k, v []byte) bool {
+	rawjson.Members(delta, func(k, v []byte) bool {
 		switch {
-		case session.KeyIs(k, "type"):
+		case rawjson.KeyIs(k, "type"):
 			typ = v
-		case session.KeyIs(k, "text"):
+		case rawjson.KeyIs(k, "text"):
 			text = v
-		case session.KeyIs(k, "thinking"):
+		case rawjson.KeyIs(k, "thinking"):
 			thinking = v
-		case session.KeyIs(k, "signature"):
+		case rawjson.KeyIs(k, "signature"):
 			sig = v
-		case session.KeyIs(k, "partial_json"):
+		case rawjson.KeyIs(k, "partial_json"):
 			partial = v
 		}
 		return true
 	})
-	switch session.Str(typ) {
+	switch rawjson.Str(typ) {
 	case "text_delta":
-		t := session.Str(text)
+		t := rawjson.Str(text)
 		texts[i] = append(texts[i], t...)
 		onDelta("text", t)
 	case "thinking_delta":
-		t := session.Str(thinking)
+		t := rawjson.Str(thinking)
 		texts[i] = append(texts[i], t...)
 		onDelta("thinking", t)
 	case "signature_delta":
-		rep.Blocks[i].Signature += session.Str(sig)
+		rep.Blocks[i].Signature += rawjson.Str(sig)
 	case "input_json_delta":
-		inputs[i] = append(inputs[i], session.Str(partial)...)
+		inputs[i] = append(inputs[i], rawjson.Str(partial)...)
 	}
 	return nil
 }
@@ -380,7 +380,7 @@ func (r *Reply) setInput(i int, in []byte) error {
 	if len(strings.TrimSpace(string(in))) == 0 {
 		in = []byte("{}")
 	}
-	if !session.ValidJSON(in) {
+	if !rawjson.Valid(in) {
 		return fmt.Errorf("tool call %s (%s): the arguments are not valid JSON", r.Blocks[i].Name, r.Blocks[i].ID)
 	}
 	r.Blocks[i].Input = in

@@ -1,10 +1,6 @@
 package provider
 
 import (
-	"fmt"
-	"io"
-
-	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
 
@@ -14,28 +10,10 @@ type Message struct {
 	Blocks []Block // toolResult blocks use ID (toolUseId) and Text (content)
 }
 
-// ReadConversation reads message lines (what panto-replay prints). Every
-// line is validated as panto-log validates it.
-func ReadConversation(r io.Reader) ([]Message, error) {
-	var msgs []Message
-	err := session.MessageLines(r, func(n int, line []byte) error {
-		m, err := ParseMessage(line)
-		if err != nil {
-			return fmt.Errorf("stdin line %d: %w", n, err)
-		}
-		msgs = append(msgs, m)
-		return nil
-	})
-	return msgs, err
-}
-
-// ParseMessage reads one message line.
-func ParseMessage(line []byte) (Message, error) {
-	role, err := session.CheckMessage(line)
-	if err != nil {
-		return Message{}, err
-	}
-	m := Message{Role: role}
+// ParseMessage reads one message line (a message of SPEC §3) that its
+// caller has validated; the provider knows nothing else of the format.
+func ParseMessage(line []byte) Message {
+	m := Message{Role: gjson.GetBytes(line, "role").Str}
 	gjson.GetBytes(line, "content").ForEach(func(_, b gjson.Result) bool {
 		bl := Block{Type: b.Get("type").Str}
 		switch bl.Type {
@@ -53,5 +31,5 @@ func ParseMessage(line []byte) (Message, error) {
 		m.Blocks = append(m.Blocks, bl)
 		return true
 	})
-	return m, nil
+	return m
 }

@@ -3,7 +3,7 @@ package provider
 import (
 	"strconv"
 
-	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/rawjson"
 )
 
 // Block is one content block of a reply, in panto's terms.
@@ -61,37 +61,37 @@ func (r *Reply) JSON() []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":`...)
-		b = session.AppendString(b, bl.Type)
+		b = rawjson.AppendString(b, bl.Type)
 		switch bl.Type {
 		case "text":
 			b = append(b, `,"text":`...)
-			b = session.AppendString(b, bl.Text)
+			b = rawjson.AppendString(b, bl.Text)
 		case "thinking":
 			b = append(b, `,"thinking":`...)
-			b = session.AppendString(b, bl.Text)
+			b = rawjson.AppendString(b, bl.Text)
 			if bl.Signature != "" {
 				b = append(b, `,"signature":`...)
-				b = session.AppendString(b, bl.Signature)
+				b = rawjson.AppendString(b, bl.Signature)
 			}
 		case "redactedThinking":
 			b = append(b, `,"data":`...)
-			b = session.AppendString(b, bl.Data)
+			b = rawjson.AppendString(b, bl.Data)
 		case "toolUse":
 			b = append(b, `,"id":`...)
-			b = session.AppendString(b, bl.ID)
+			b = rawjson.AppendString(b, bl.ID)
 			b = append(b, `,"name":`...)
-			b = session.AppendString(b, bl.Name)
+			b = rawjson.AppendString(b, bl.Name)
 			b = append(b, `,"input":`...)
-			b = session.AppendString(b, string(bl.Input))
+			b = rawjson.AppendString(b, string(bl.Input))
 		}
 		b = append(b, '}')
 	}
 	b = append(b, `],"provider":`...)
-	b = session.AppendString(b, r.Provider)
+	b = rawjson.AppendString(b, r.Provider)
 	b = append(b, `,"model":`...)
-	b = session.AppendString(b, r.Model)
+	b = rawjson.AppendString(b, r.Model)
 	b = append(b, `,"stopReason":`...)
-	b = session.AppendString(b, r.StopReason)
+	b = rawjson.AppendString(b, r.StopReason)
 	if r.Usage != nil {
 		u := *r.Usage
 		u.normalize()

@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
@@ -276,28 +277,28 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 		}
 	}
 	err := s.EachLine(tools, func(i int32, line []byte) error {
-		session.Elements(session.Field(l.Nodes[i].Message(line), "content"), func(b []byte) bool {
+		rawjson.Elements(session.Field(l.Nodes[i].Message(line), "content"), func(b []byte) bool {
 			var typ, id, name, input, useID []byte
-			session.Members(b, func(k, v []byte) bool {
+			rawjson.Members(b, func(k, v []byte) bool {
 				switch {
-				case session.KeyIs(k, "type"):
+				case rawjson.KeyIs(k, "type"):
 					typ = v
-				case session.KeyIs(k, "id"):
+				case rawjson.KeyIs(k, "id"):
 					id = v
-				case session.KeyIs(k, "name"):
+				case rawjson.KeyIs(k, "name"):
 					name = v
-				case session.KeyIs(k, "input"):
+				case rawjson.KeyIs(k, "input"):
 					input = v
-				case session.KeyIs(k, "toolUseId"):
+				case rawjson.KeyIs(k, "toolUseId"):
 					useID = v
 				}
 				return true
 			})
-			switch session.Str(typ) {
+			switch rawjson.Str(typ) {
 			case "toolUse":
-				pending = append(pending, PendingTool{EntryID: l.ID(i), ID: session.Str(id), Name: session.Str(name), Input: session.Str(input)})
+				pending = append(pending, PendingTool{EntryID: l.ID(i), ID: rawjson.Str(id), Name: rawjson.Str(name), Input: rawjson.Str(input)})
 			case "toolResult":
-				u := session.Str(useID)
+				u := rawjson.Str(useID)
 				for j := range pending {
 					if pending[j].ID == u {
 						pending = append(pending[:j], pending[j+1:]...)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
@@ -25,7 +25,7 @@ func randText(r *rand.Rand) string {
 }
 
 // randMessage returns a compact message line: a string of JSON text is
-// encoded with session.AppendString, which keeps invalid UTF-8 as U+FFFD
+// encoded with rawjson.AppendString, which keeps invalid UTF-8 as U+FFFD
 // escapes, so invalid bytes are added raw afterwards where allowed.
 func randMessage(r *rand.Rand, role string) []byte {
 	b := []byte(`{"role":"` + role + `","content":[`)
@@ -36,16 +36,16 @@ func randMessage(r *rand.Rand, role string) []byte {
 		switch r.IntN(4) {
 		case 0:
 			b = append(b, `{"type":"text","text":`...)
-			b = append(session.AppendString(b, randText(r)), '}')
+			b = append(rawjson.AppendString(b, randText(r)), '}')
 		case 1:
 			b = append(append(b, `{"type":"text","text":"raw `...), "\xff\xfe"...)
 			b = append(b, `"}`...)
 		case 2:
-			b = append(append(b, `{"type":"toolResult","toolUseId":"t1","content":`...), session.AppendString(nil, randText(r))...)
+			b = append(append(b, `{"type":"toolResult","toolUseId":"t1","content":`...), rawjson.AppendString(nil, randText(r))...)
 			b = append(b, '}')
 		default:
 			b = append(b, `{"type":"toolUse","id":"t1","name":"bash","input":`...)
-			b = append(session.AppendString(b, fmt.Sprintf(`{"n":%d.50,"s":%q}`, r.IntN(100), "x")), '}')
+			b = append(rawjson.AppendString(b, fmt.Sprintf(`{"n":%d.50,"s":%q}`, r.IntN(100), "x")), '}')
 		}
 	}
 	b = append(b, ']')

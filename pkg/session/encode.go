@@ -1,9 +1,9 @@
 package session
 
 import (
-	"bytes"
-	"encoding/json"
 	"time"
+
+	"github.com/panto-dev/panto/pkg/rawjson"
 )
 
 // TimeFormat is the timestamp layout of every line: UTC, milliseconds, Z.
@@ -22,11 +22,11 @@ type Header struct {
 // AppendLine appends the header line, with its "\n", to dst.
 func (h Header) AppendLine(dst []byte) []byte {
 	dst = append(dst, `{"type":"session","version":1,"id":`...)
-	dst = AppendString(dst, h.ID)
+	dst = rawjson.AppendString(dst, h.ID)
 	dst = append(dst, `,"timestamp":`...)
-	dst = AppendString(dst, h.Timestamp)
+	dst = rawjson.AppendString(dst, h.Timestamp)
 	dst = append(dst, `,"cwd":`...)
-	dst = AppendString(dst, h.Cwd)
+	dst = rawjson.AppendString(dst, h.Cwd)
 	return append(dst, "}\n"...)
 }
 
@@ -45,49 +45,30 @@ type Entry struct {
 // order of SPEC §2.
 func (e Entry) AppendLine(dst []byte) []byte {
 	dst = append(dst, `{"type":"message","id":`...)
-	dst = AppendString(dst, e.ID)
+	dst = rawjson.AppendString(dst, e.ID)
 	dst = append(dst, `,"parentId":`...)
 	if e.ParentID == "" {
 		dst = append(dst, "null"...)
 	} else {
-		dst = AppendString(dst, e.ParentID)
+		dst = rawjson.AppendString(dst, e.ParentID)
 	}
 	dst = append(dst, `,"timestamp":`...)
-	dst = AppendString(dst, e.Timestamp)
+	dst = rawjson.AppendString(dst, e.Timestamp)
 	if e.Provider != "" || e.Model != "" {
 		dst = append(dst, `,"provider":`...)
-		dst = AppendString(dst, e.Provider)
+		dst = rawjson.AppendString(dst, e.Provider)
 		dst = append(dst, `,"model":`...)
-		dst = AppendString(dst, e.Model)
+		dst = rawjson.AppendString(dst, e.Model)
 	}
 	dst = append(dst, `,"message":`...)
 	dst = append(dst, e.Message...)
 	return append(dst, "}\n"...)
 }
 
-// AppendString appends s as a JSON string, without HTML escaping.
-func AppendString(dst []byte, s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
-}
-
 // TextMessage returns the message JSON of a plain-text message of role.
 func TextMessage(role, text string) []byte {
-	b := append([]byte(`{"role":`), AppendString(nil, role)...)
+	b := append([]byte(`{"role":`), rawjson.AppendString(nil, role)...)
 	b = append(b, `,"content":[{"type":"text","text":`...)
-	b = AppendString(b, text)
+	b = rawjson.AppendString(b, text)
 	return append(b, "}]}"...)
-}
-
-// Compact returns the message JSON without insignificant white space. Field
-// order, escapes, numbers and string bytes (invalid UTF-8 included) are kept.
-func Compact(raw []byte) ([]byte, error) {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }

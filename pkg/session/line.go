@@ -3,6 +3,8 @@ package session
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/panto-dev/panto/pkg/rawjson"
 )
 
 // Version is the format version this package reads and writes.
@@ -80,10 +82,10 @@ func Classify(raw []byte) Line { return classifyLine(raw, false, false, nil) }
 // checkUTF8 it sets BadUTF8. text, when not nil, is a buffer to reuse for
 // the text of tool inputs.
 func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
-	i := skipWS(raw, 0)
+	i := rawjson.SkipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		c := Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !validUTF8(raw)}
-		if ValidJSON(raw) {
+		c := Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !rawjson.ValidUTF8(raw)}
+		if rawjson.Valid(raw) {
 			c.Problem, c.NotObject = "not a JSON object", true
 		}
 		return c
@@ -97,7 +99,7 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 	if tools {
 		sink.refs = &l.Tools
 	}
-	end, ok := object(raw, i, 0, func(k []byte, vs int) int {
+	end, ok := rawjson.Object(raw, i, 0, func(k []byte, vs int) int {
 		k = plainKey(k)
 		if msg == nil && raw[vs] == '{' && string(k) == "message" {
 			var end int
@@ -136,21 +138,21 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 		}
 		return ve
 	})
-	if !ok || skipWS(raw, end) != len(raw) {
-		return Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !validUTF8(raw)}
+	if !ok || rawjson.SkipWS(raw, end) != len(raw) {
+		return Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !rawjson.ValidUTF8(raw)}
 	}
 	// Outside its strings valid JSON is ASCII: the line's bytes are its strings'.
-	l.BadUTF8 = checkUTF8 && !validUTF8(raw)
-	if !IsString(typ) {
+	l.BadUTF8 = checkUTF8 && !rawjson.ValidUTF8(raw)
+	if !rawjson.IsString(typ) {
 		return Line{Kind: KindInvalid, Type: string(typ), Problem: "no string \"type\"", BadUTF8: l.BadUTF8}
 	}
 	l.Type = strOf(typ)
 	switch l.Type {
 	case "session":
 		l.Kind = KindHeader
-		l.ID, l.Timestamp, l.Cwd = Str(id), Str(ts), Str(cwd)
+		l.ID, l.Timestamp, l.Cwd = rawjson.Str(id), rawjson.Str(ts), rawjson.Str(cwd)
 		l.Lint = lintHeader(l.ID, l.Timestamp)
-		v, ok := Int(version)
+		v, ok := rawjson.Int(version)
 		switch {
 		case !ok || v < 1:
 			l.Kind, l.Problem = KindInvalid, "header has no integer \"version\""
@@ -162,16 +164,16 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 		return l
 	case "message":
 		l.Kind = KindMessage
-		l.ID, l.ParentID, l.Timestamp = Str(id), Str(parent), Str(ts)
-		l.Provider, l.Model = Str(provider), Str(model)
+		l.ID, l.ParentID, l.Timestamp = rawjson.Str(id), rawjson.Str(parent), rawjson.Str(ts)
+		l.Provider, l.Model = rawjson.Str(provider), rawjson.Str(model)
 		switch {
 		case l.ID == "":
 			l.Problem = "entry has no \"id\""
-		case !IsString(parent) && string(parent) != "null":
+		case !rawjson.IsString(parent) && string(parent) != "null":
 			l.Problem = "entry has no \"parentId\" (a string or null)"
-		case IsString(parent) && l.ParentID == "":
+		case rawjson.IsString(parent) && l.ParentID == "":
 			l.Problem = "entry has an empty \"parentId\""
-		case !IsString(ts):
+		case !rawjson.IsString(ts):
 			l.Problem = "entry has no \"timestamp\""
 		case len(msg) == 0 || msg[0] != '{':
 			l.Problem = "entry has no \"message\" object"
@@ -181,7 +183,7 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 			l.Role, l.Reply = role, reply
 			if msgErr != nil {
 				l.Problem = msgErr.Error()
-			} else if role == "user" && (!IsString(provider) || !IsString(model)) {
+			} else if role == "user" && (!rawjson.IsString(provider) || !rawjson.IsString(model)) {
 				l.Problem = "user entry has no \"provider\" and \"model\" stamp"
 			}
 		}
@@ -192,9 +194,9 @@ func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 		return l
 	default:
 		l.Kind = KindUnknown
-		l.ID, l.ParentID = Str(id), Str(parent)
+		l.ID, l.ParentID = rawjson.Str(id), rawjson.Str(parent)
 		if l.ID != "" {
-			l.Lint = lintEntry(l.ID, Str(ts), IsString(ts))
+			l.Lint = lintEntry(l.ID, rawjson.Str(ts), rawjson.IsString(ts))
 		}
 		return l
 	}
@@ -214,15 +216,15 @@ func CheckMessage(raw []byte) (role string, err error) {
 // ReadMessage is CheckMessage that also returns what an assistant message
 // says of itself (its Reply, with raw values of raw).
 func ReadMessage(raw []byte) (role string, r Reply, err error) {
-	i := skipWS(raw, 0)
+	i := rawjson.SkipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		if ValidJSON(raw) {
+		if rawjson.Valid(raw) {
 			return "", r, fmt.Errorf("%w: not a JSON object", ErrInvalidMsg)
 		}
 		return "", r, fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
 	}
 	end, role, err := checkMessageAt(raw, i, 0, nil, &r)
-	if end < 0 || skipWS(raw, end) != len(raw) {
+	if end < 0 || rawjson.SkipWS(raw, end) != len(raw) {
 		return "", Reply{}, fmt.Errorf("%w: not valid JSON", ErrInvalidMsg)
 	}
 	return role, r, err
@@ -236,7 +238,7 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int
 	var r, provider, model, stop, usage []byte
 	content, isArray := false, false
 	var blockErr error
-	end, ok := object(b, i, depth, func(k []byte, vs int) int {
+	end, ok := rawjson.Object(b, i, depth, func(k []byte, vs int) int {
 		k = plainKey(k)
 		if !content && string(k) == "content" {
 			content = true
@@ -245,7 +247,7 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int
 			}
 			isArray = true
 			n := 0
-			end, ok := array(b, vs, depth+1, func(es int) int {
+			end, ok := rawjson.Array(b, vs, depth+1, func(es int) int {
 				n++
 				be, err := checkBlockAt(b, es, n, depth+2, sink)
 				if blockErr == nil {
@@ -299,9 +301,9 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int
 		return end, role, blockErr
 	case role != "assistant":
 		return end, role, nil
-	case !IsString(provider) || !IsString(model):
+	case !rawjson.IsString(provider) || !rawjson.IsString(model):
 		return end, role, fmt.Errorf("%w: an assistant message needs \"provider\" and \"model\"", ErrInvalidMsg)
-	case stop != nil && !stopReasons[Str(stop)]:
+	case stop != nil && !stopReasons[rawjson.Str(stop)]:
 		return end, role, fmt.Errorf("%w: \"stopReason\" must be stop, length, toolUse or error", ErrInvalidMsg)
 	case usage != nil:
 		return end, role, err
@@ -312,7 +314,7 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int
 // skip validates the value at b[i], nested depth deep, and returns the
 // index after it, or -1 when it is not valid JSON.
 func skip(b []byte, i, depth int) int {
-	end, ok := value(b, i, depth)
+	end, ok := rawjson.Value(b, i, depth)
 	if !ok {
 		return -1
 	}
@@ -325,7 +327,7 @@ func plainKey(k []byte) []byte {
 	if bytes.IndexByte(k, '\\') < 0 {
 		return k
 	}
-	return []byte(Str(append(append([]byte{'"'}, k...), '"')))
+	return []byte(rawjson.Str(append(append([]byte{'"'}, k...), '"')))
 }
 
 // strOf is Str for the values every line repeats: the common ones cost no
@@ -351,7 +353,7 @@ func strOf(val []byte) string {
 	case `"toolResult"`:
 		return "toolResult"
 	}
-	return Str(val)
+	return rawjson.Str(val)
 }
 
 // blockFields returns the string fields (indexes in blockKeys) a block of
@@ -383,7 +385,7 @@ func checkBlockAt(b []byte, i, n, depth int, sink *toolSink) (int, error) {
 	}
 	var t, sig []byte
 	var vals [len(blockKeys)][]byte
-	end, ok := object(b, i, depth, func(k []byte, vs int) int {
+	end, ok := rawjson.Object(b, i, depth, func(k []byte, vs int) int {
 		ve := skip(b, vs, depth+1)
 		if ve < 0 {
 			return -1
@@ -410,16 +412,16 @@ func checkBlockAt(b []byte, i, n, depth int, sink *toolSink) (int, error) {
 	}
 	typ := strOf(t)
 	fields, known := blockFields(typ)
-	if !IsString(t) || !known {
+	if !rawjson.IsString(t) || !known {
 		return end, fmt.Errorf("%w: content block %d has unknown type %s", ErrInvalidMsg, n, t)
 	}
 	for _, j := range fields {
-		if !IsString(vals[j]) {
+		if !rawjson.IsString(vals[j]) {
 			return end, fmt.Errorf("%w: %s block %d needs a string %q", ErrInvalidMsg, typ, n, blockKeys[j])
 		}
 	}
 	input := vals[5]
-	if typ == "thinking" && sig != nil && !IsString(sig) {
+	if typ == "thinking" && sig != nil && !rawjson.IsString(sig) {
 		return end, fmt.Errorf("%w: thinking block %d has a non-string \"signature\"", ErrInvalidMsg, n)
 	}
 	if typ == "toolUse" && !validText(input, sink) {
@@ -432,9 +434,9 @@ func checkBlockAt(b []byte, i, n, depth int, sink *toolSink) (int, error) {
 			sink.kinds |= HasToolResult
 		}
 		if sink.refs != nil {
-			ref := ToolRef{Result: typ == "toolResult", ID: Str(vals[3])} // id
+			ref := ToolRef{Result: typ == "toolResult", ID: rawjson.Str(vals[3])} // id
 			if ref.Result {
-				ref.ID = Str(vals[6]) // toolUseId
+				ref.ID = rawjson.Str(vals[6]) // toolUseId
 			}
 			*sink.refs = append(*sink.refs, ref)
 		}
@@ -446,10 +448,10 @@ func checkBlockAt(b []byte, i, n, depth int, sink *toolSink) (int, error) {
 // it into the sink's buffer when there is one.
 func validText(s []byte, sink *toolSink) bool {
 	if sink == nil || sink.text == nil {
-		return ValidJSON(appendText(nil, s))
+		return rawjson.Valid(rawjson.AppendText(nil, s))
 	}
-	*sink.text = appendText((*sink.text)[:0], s)
-	return ValidJSON(*sink.text)
+	*sink.text = rawjson.AppendText((*sink.text)[:0], s)
+	return rawjson.Valid(*sink.text)
 }
 
 // blockKeys are the fields of a block checkBlockAt keeps, besides type and

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/panto-dev/panto/pkg/rawjson"
 )
 
 // Reader reads the lines of a session file with their byte offsets. It has
@@ -90,8 +92,8 @@ func MessageLines(r io.Reader, fn func(n int, line []byte) error) error {
 // first, if the key repeats), byte for byte; nil when there is none.
 func MessageOf(line []byte) []byte {
 	var msg []byte
-	Members(line, func(k, v []byte) bool {
-		if KeyIs(k, "message") {
+	rawjson.Members(line, func(k, v []byte) bool {
+		if rawjson.KeyIs(k, "message") {
 			msg = v
 			return false
 		}
@@ -104,8 +106,8 @@ func MessageOf(line []byte) []byte {
 // first, if the key repeats); nil when there is none.
 func Field(obj []byte, key string) []byte {
 	var val []byte
-	Members(obj, func(k, v []byte) bool {
-		if KeyIs(k, key) {
+	rawjson.Members(obj, func(k, v []byte) bool {
+		if rawjson.KeyIs(k, key) {
 			val = v
 			return false
 		}

@@ -2,9 +2,11 @@ package session
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestClassify(t *testing.T) {
@@ -104,4 +106,30 @@ func TestBlockKey(t *testing.T) {
 	if got := blockKey([]byte("type")); got != -1 {
 		t.Errorf("blockKey(type) = %d, want -1", got)
 	}
+}
+
+// FuzzClassify: the classifier validates as it walks, so it must draw the
+// line encoding/json draws (corrupt or not, an object or not), and so must
+// CheckMessage.
+func FuzzClassify(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e-3,-0,"x\u00e9\n"],"b":{"c":null,"d":true}}`, "\"caf\xc3\xa9 \xed\xa0\x80 \xc3\"", "[\"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\"]", `"\xff\xfe"`, `[1,]`, `01`, `"\u12"`, "\"a\x01\"", `{"a" 1}`, ` 7 `, `-`, `1.`, `1e`, `"12345678901234567\\""`,
+		`"a\u00e9\ud83d\ude00\ud800x\udc00\ud800\u0041\n\"\\\/\b\f\r\t"`,
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"hi \u00e9"}]}}`,
+		`{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","provider":"p","model":"m","content":[{"type":"thinking","thinking":"x","signature":"s"},{"type":"toolUse","id":"t1","name":"bash","input":"{\"c\":1}"}],"usage":{"input":1,"output":2},"stopReason":"toolUse"}}`,
+		`{"type":"message","id":"a3","parentId":"a2","timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"toolResult","toolUseId":"t1","content":"ok"}]}}`,
+		`{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		valid := json.Valid(data)
+		object := valid && bytes.TrimLeft(data, " \t\r\n")[0] == '{'
+		c := classifyLine(data, true, true, nil)
+		if (c.Kind == KindCorrupt) == object || c.NotObject != (valid && !object) || c.BadUTF8 != !utf8.Valid(data) {
+			t.Fatalf("classifyLine(%q) = %v (notObject %v, badUTF8 %v); encoding/json valid %v, object %v", data, c.Kind, c.NotObject, c.BadUTF8, valid, object)
+		}
+		_, err := CheckMessage(data)
+		if notJSON := err != nil && (strings.HasSuffix(err.Error(), ": not valid JSON") || strings.HasSuffix(err.Error(), ": not a JSON object")); notJSON == object {
+			t.Fatalf("CheckMessage(%q) = %v; encoding/json valid %v, object %v", data, err, valid, object)
+		}
+	})
 }

@@ -3,6 +3,8 @@ package session
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/panto-dev/panto/pkg/rawjson"
 )
 
 // Usage is an assistant message's token counts (SPEC §2). Input is fresh
@@ -63,7 +65,7 @@ func (r *Reply) Stamp(line []byte) (provider, model []byte) {
 // or -1.
 func usageKey(k []byte) int {
 	if bytes.IndexByte(k, '\\') >= 0 {
-		k = []byte(Str(append(append([]byte{'"'}, k...), '"')))
+		k = []byte(rawjson.Str(append(append([]byte{'"'}, k...), '"')))
 	}
 	switch string(k) {
 	case "input":
@@ -89,9 +91,9 @@ func parseUsage(raw []byte) (Usage, error) {
 	}
 	var vals [6]int64
 	bad := -1
-	Members(raw, func(k, v []byte) bool {
+	rawjson.Members(raw, func(k, v []byte) bool {
 		if j := usageKey(k); j >= 0 {
-			n, ok := Int(v)
+			n, ok := rawjson.Int(v)
 			if !ok {
 				bad = j
 				return false

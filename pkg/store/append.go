@@ -9,6 +9,7 @@ import (
 
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/index"
+	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
@@ -26,7 +27,7 @@ func ParseMessage(line []byte) (Msg, error) {
 	if err != nil {
 		return Msg{}, err
 	}
-	raw, err := session.Compact(line)
+	raw, err := rawjson.Compact(line)
 	if err != nil {
 		return Msg{}, fmt.Errorf("%w: %v", session.ErrInvalidMsg, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -83,21 +84,21 @@ func write(path, id string, size int64, r *rand.Rand) error {
 			e.Provider, e.Model = "anthropic", "claude-sonnet-4-20250514"
 		case 3:
 			msg = []byte(`{"role":"assistant","content":[{"type":"text","text":`)
-			msg = session.AppendString(msg, text(r, 200+r.IntN(2000)))
+			msg = rawjson.AppendString(msg, text(r, 200+r.IntN(2000)))
 			msg = append(msg, fmt.Sprintf(`}],"provider":"anthropic","model":"claude-sonnet-4-20250514","stopReason":"stop","usage":{"input":%d,"output":%d,"cacheRead":%d}}`,
 				r.IntN(3000), r.IntN(2000), r.IntN(100000))...)
 		case 1:
 			msg = []byte(`{"role":"assistant","content":[{"type":"thinking","thinking":`)
-			msg = session.AppendString(msg, text(r, 300+r.IntN(600)))
+			msg = rawjson.AppendString(msg, text(r, 300+r.IntN(600)))
 			msg = append(msg, `,"signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3h"},{"type":"text","text":`...)
-			msg = session.AppendString(msg, text(r, 200+r.IntN(1500)))
+			msg = rawjson.AppendString(msg, text(r, 200+r.IntN(1500)))
 			msg = append(msg, `},{"type":"toolUse","id":"toolu_`...)
 			msg = append(msg, fmt.Sprintf(`%d","name":"bash","input":"{\"command\":\"ls -la src/%d\"}"}]`, i, i)...)
 			msg = append(msg, fmt.Sprintf(`,"provider":"anthropic","model":"claude-sonnet-4-20250514","stopReason":"toolUse","usage":{"input":%d,"output":%d,"cacheRead":%d,"cacheWrite":%d}}`,
 				r.IntN(3000), r.IntN(2000), r.IntN(100000), r.IntN(5000))...)
 		case 2:
 			msg = []byte(fmt.Sprintf(`{"role":"user","content":[{"type":"toolResult","toolUseId":"toolu_%d","content":`, i-1))
-			msg = append(session.AppendString(msg, text(r, 500+r.IntN(5000))), "}]}"...)
+			msg = append(rawjson.AppendString(msg, text(r, 500+r.IntN(5000))), "}]}"...)
 			e.Provider, e.Model = "anthropic", "claude-sonnet-4-20250514"
 		}
 		e.Message = msg

@@ -1,4 +1,4 @@
-package session
+package rawjson
 
 import (
 	"bytes"
@@ -64,7 +64,8 @@ func TestStrAndInt(t *testing.T) {
 	}
 }
 
-// FuzzValid: ValidJSON agrees with encoding/json.Valid on every input.
+// FuzzValid: Valid agrees with encoding/json.Valid on every input,
+// ValidUTF8 with unicode/utf8, and AppendText with encoding/json.
 func FuzzValid(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2.5e-3,-0,"x\u00e9\n"],"b":{"c":null,"d":true}}`, "\"caf\xc3\xa9 \xed\xa0\x80 \xc3\"", "[\"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\"]", `"\xff\xfe"`, `[1,]`, `01`, `"\u12"`, "\"a\x01\"", `{"a" 1}`, ` 7 `, `-`, `1.`, `1e`, `"12345678901234567\\""`,
 		`"a\u00e9\ud83d\ude00\ud800x\udc00\ud800\u0041\n\"\\\/\b\f\r\t"`,
@@ -75,31 +76,21 @@ func FuzzValid(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if got, want := ValidJSON(data), json.Valid(data); got != want {
-			t.Fatalf("ValidJSON(%q) = %v, encoding/json says %v", data, got, want)
+		if got, want := Valid(data), json.Valid(data); got != want {
+			t.Fatalf("Valid(%q) = %v, encoding/json says %v", data, got, want)
 		}
 		valid := json.Valid(data)
-		if got, want := validUTF8(data), utf8.Valid(data); got != want {
-			t.Fatalf("validUTF8(%q) = %v, unicode/utf8 says %v", data, got, want)
+		if got, want := ValidUTF8(data), utf8.Valid(data); got != want {
+			t.Fatalf("ValidUTF8(%q) = %v, unicode/utf8 says %v", data, got, want)
 		}
 		if str := bytes.Trim(data, " \t\r\n"); valid && str[0] == '"' && utf8.Valid(str) {
 			var want string
 			if err := json.Unmarshal(str, &want); err != nil {
 				t.Fatal(err)
 			}
-			if got := appendText(nil, str); string(got) != want {
-				t.Fatalf("appendText(%q) = %q, encoding/json says %q", str, got, want)
+			if got := AppendText(nil, str); string(got) != want {
+				t.Fatalf("AppendText(%q) = %q, encoding/json says %q", str, got, want)
 			}
-		}
-		// The classifier validates as it walks: it must draw the same line.
-		object := valid && bytes.TrimLeft(data, " \t\r\n")[0] == '{'
-		c := classifyLine(data, true, true, nil)
-		if (c.Kind == KindCorrupt) == object || c.NotObject != (valid && !object) || c.BadUTF8 != !utf8.Valid(data) {
-			t.Fatalf("classifyLine(%q) = %v (notObject %v, badUTF8 %v); encoding/json valid %v, object %v", data, c.Kind, c.NotObject, c.BadUTF8, valid, object)
-		}
-		_, err := CheckMessage(data)
-		if notJSON := err != nil && (strings.HasSuffix(err.Error(), ": not valid JSON") || strings.HasSuffix(err.Error(), ": not a JSON object")); notJSON == object {
-			t.Fatalf("CheckMessage(%q) = %v; encoding/json valid %v, object %v", data, err, valid, object)
 		}
 	})
 }
@@ -173,8 +164,8 @@ func testValidUTF8(t *testing.T) {
 		for _, at := range []int{0, 13, 14, 15, 29, 30, 31, 45, 46, 47, 61, 62, 63, 64 - len(seq)} {
 			for _, lead := range []string{"a", "é"} {
 				b := append(bytes.Repeat([]byte(lead), 64)[:at], seq...)
-				if got, want := validUTF8(b), utf8.Valid(b); got != want {
-					t.Fatalf("validUTF8(% x) = %v, want %v", b, got, want)
+				if got, want := ValidUTF8(b), utf8.Valid(b); got != want {
+					t.Fatalf("ValidUTF8(% x) = %v, want %v", b, got, want)
 				}
 			}
 		}

@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package session
+package rawjson
 
 import (
 	"encoding/binary"
@@ -20,6 +20,3 @@ func plainRun(b []byte) int {
 	}
 	return i
 }
-
-// prefetch would ask for the cache line of *p; here it does nothing.
-func prefetch(p *idSlot) {}

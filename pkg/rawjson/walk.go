@@ -1,4 +1,4 @@
-package session
+package rawjson
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // on session lines, which are mostly long texts, that costs more than
 // validating them.
 
-func skipWS(b []byte, i int) int {
+func SkipWS(b []byte, i int) int {
 	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
@@ -77,17 +77,17 @@ func skipValue(b []byte, i int) int {
 
 // eachMember walks the valid JSON object that starts at or after b[i].
 // For each member it calls fn with the raw key and the index where the
-// value starts; fn returns the index after the value (having walked it
+// Value starts; fn returns the index after the value (having walked it
 // itself, or skipped it), or -1 to stop. eachMember returns the index after
 // the object, or -1 when stopped.
 func eachMember(b []byte, i int, fn func(key []byte, vs int) int) int {
-	i = skipWS(b, i)
+	i = SkipWS(b, i)
 	if i >= len(b) || b[i] != '{' {
 		return -1
 	}
 	i++
 	for {
-		i = skipWS(b, i)
+		i = SkipWS(b, i)
 		if i >= len(b) {
 			return -1
 		}
@@ -100,12 +100,12 @@ func eachMember(b []byte, i int, fn func(key []byte, vs int) int) int {
 		ks := i
 		i = skipString(b, i)
 		key := b[ks+1 : i-1]
-		i = skipWS(b, skipWS(b, i)+1) // past ':'
+		i = SkipWS(b, SkipWS(b, i)+1) // past ':'
 		ve := fn(key, i)
 		if ve < 0 {
 			return -1
 		}
-		i = skipWS(b, ve)
+		i = SkipWS(b, ve)
 		if i < len(b) && b[i] == ',' {
 			i++
 		}
@@ -114,13 +114,13 @@ func eachMember(b []byte, i int, fn func(key []byte, vs int) int) int {
 
 // eachElement walks the valid JSON array that starts at b[i] the same way.
 func eachElement(b []byte, i int, fn func(vs int) int) int {
-	i = skipWS(b, i)
+	i = SkipWS(b, i)
 	if i >= len(b) || b[i] != '[' {
 		return -1
 	}
 	i++
 	for {
-		i = skipWS(b, i)
+		i = SkipWS(b, i)
 		if i >= len(b) {
 			return -1
 		}
@@ -131,7 +131,7 @@ func eachElement(b []byte, i int, fn func(vs int) int) int {
 		if ve < 0 {
 			return -1
 		}
-		i = skipWS(b, ve)
+		i = SkipWS(b, ve)
 		if i < len(b) && b[i] == ',' {
 			i++
 		}
@@ -223,9 +223,9 @@ func Int(val []byte) (int64, bool) {
 	return int64(f), true
 }
 
-// appendText appends the text of the valid JSON string s (quotes included)
+// AppendText appends the text of the valid JSON string s (quotes included)
 // to dst: Str without a string, for text that is only looked at.
-func appendText(dst, s []byte) []byte {
+func AppendText(dst, s []byte) []byte {
 	s = s[1 : len(s)-1]
 	for {
 		i := bytes.IndexByte(s, '\\')

@@ -1,22 +1,24 @@
-package session
+package rawjson
 
 import "encoding/binary"
 
-// ValidJSON reports whether b is one complete JSON value (RFC 8259), with
+// Valid reports whether b is one complete JSON value (RFC 8259), with
 // surrounding white space. Bytes inside strings are not required to be
 // valid UTF-8: SPEC §2 keeps such bytes exactly as written (encoding/json
-// accepts them too; gjson's validator does not); validUTF8 checks them
+// accepts them too; gjson's validator does not); ValidUTF8 checks them
 // apart. String bodies, which are most of a session's bytes, are scanned
 // sixteen bytes at a time.
-func ValidJSON(b []byte) bool {
-	i, ok := value(b, skipWS(b, 0), 0)
-	return ok && skipWS(b, i) == len(b)
+func Valid(b []byte) bool {
+	i, ok := Value(b, SkipWS(b, 0), 0)
+	return ok && SkipWS(b, i) == len(b)
 }
 
 // maxDepth bounds nesting, as encoding/json does.
 const maxDepth = 10000
 
-func value(b []byte, i, depth int) (int, bool) {
+// Value validates the value at b[i], nested depth deep, and returns the
+// index after it.
+func Value(b []byte, i, depth int) (int, bool) {
 	if i >= len(b) {
 		return i, false
 	}
@@ -24,9 +26,9 @@ func value(b []byte, i, depth int) (int, bool) {
 	case c == '"':
 		return str(b, i)
 	case c == '{':
-		return object(b, i, depth, nil)
+		return Object(b, i, depth, nil)
 	case c == '[':
-		return array(b, i, depth, nil)
+		return Array(b, i, depth, nil)
 	case c == 't':
 		return literal(b, i, "true")
 	case c == 'f':
@@ -39,17 +41,17 @@ func value(b []byte, i, depth int) (int, bool) {
 	return i, false
 }
 
-// object validates the object at b[i] == '{', nested depth deep. For each
+// Object validates the object at b[i] == '{', nested depth deep. For each
 // member it calls fn, when not nil, with the raw key (without quotes, still
 // escaped) and the index where the value starts; fn validates the value
-// itself (value does, one level deeper; b[vs] exists) and returns the
-// index after it, or -1 when it is not valid. Without fn, value validates every member. So a
+// itself (Value does, one level deeper; b[vs] exists) and returns the
+// index after it, or -1 when it is not valid. Without fn, Value validates every member. So a
 // caller walks what it needs and validates all, in one pass over the bytes.
-func object(b []byte, i, depth int, fn func(key []byte, vs int) int) (int, bool) {
+func Object(b []byte, i, depth int, fn func(key []byte, vs int) int) (int, bool) {
 	if depth >= maxDepth {
 		return i, false
 	}
-	i = skipWS(b, i+1)
+	i = SkipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
@@ -63,22 +65,22 @@ func object(b []byte, i, depth int, fn func(key []byte, vs int) int) (int, bool)
 			return i, false
 		}
 		key := b[ks+1 : i-1]
-		i = skipWS(b, i)
+		i = SkipWS(b, i)
 		if i >= len(b) || b[i] != ':' {
 			return i, false
 		}
-		vs := skipWS(b, i+1)
+		vs := SkipWS(b, i+1)
 		if vs >= len(b) {
 			return vs, false
 		}
 		if fn == nil {
-			if i, ok = value(b, vs, depth+1); !ok {
+			if i, ok = Value(b, vs, depth+1); !ok {
 				return i, false
 			}
 		} else if i = fn(key, vs); i < 0 {
 			return vs, false
 		}
-		i = skipWS(b, i)
+		i = SkipWS(b, i)
 		if i >= len(b) {
 			return i, false
 		}
@@ -88,17 +90,17 @@ func object(b []byte, i, depth int, fn func(key []byte, vs int) int) (int, bool)
 		if b[i] != ',' {
 			return i, false
 		}
-		i = skipWS(b, i+1)
+		i = SkipWS(b, i+1)
 	}
 }
 
-// array validates the array at b[i] == '[' as object does an object,
+// Array validates the array at b[i] == '[' as object does an object,
 // calling fn, when not nil, with the index where each element starts.
-func array(b []byte, i, depth int, fn func(vs int) int) (int, bool) {
+func Array(b []byte, i, depth int, fn func(vs int) int) (int, bool) {
 	if depth >= maxDepth {
 		return i, false
 	}
-	i = skipWS(b, i+1)
+	i = SkipWS(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
@@ -109,13 +111,13 @@ func array(b []byte, i, depth int, fn func(vs int) int) (int, bool) {
 		vs := i
 		var ok bool
 		if fn == nil {
-			if i, ok = value(b, vs, depth+1); !ok {
+			if i, ok = Value(b, vs, depth+1); !ok {
 				return i, false
 			}
 		} else if i = fn(vs); i < 0 {
 			return vs, false
 		}
-		i = skipWS(b, i)
+		i = SkipWS(b, i)
 		if i >= len(b) {
 			return i, false
 		}
@@ -125,7 +127,7 @@ func array(b []byte, i, depth int, fn func(vs int) int) (int, bool) {
 		if b[i] != ',' {
 			return i, false
 		}
-		i = skipWS(b, i+1)
+		i = SkipWS(b, i+1)
 	}
 }
 

@@ -124,10 +124,3 @@ plainDone:
 	SUBQ DI, SI
 	MOVQ SI, ret+24(FP)
 	RET
-
-// func prefetch(p *idSlot)
-// Asks for the cache line at p without waiting for it.
-TEXT ·prefetch(SB), NOSPLIT, $0-8
-	MOVQ p+0(FP), AX
-	PREFETCHT0 (AX)
-	RET

@@ -1,6 +1,6 @@
 //go:build !purego
 
-package session
+package rawjson
 
 // plainRun returns the length of the run of string bytes that starts b and
 // needs no closer look: plain bytes (not '"', '\\' or a control byte) and
@@ -10,8 +10,3 @@ package session
 //
 //go:noescape
 func plainRun(b []byte) int
-
-// prefetch asks for the cache line of *p without waiting for it.
-//
-//go:noescape
-func prefetch(p *idSlot)

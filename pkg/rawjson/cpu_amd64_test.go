@@ -1,6 +1,6 @@
 //go:build !purego
 
-package session
+package rawjson
 
 import "testing"
 

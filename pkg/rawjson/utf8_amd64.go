@@ -1,12 +1,12 @@
 //go:build !purego
 
-package session
+package rawjson
 
 import "unicode/utf8"
 
-// validUTF8 reports whether b is valid UTF-8, 32 bytes a turn where the
+// ValidUTF8 reports whether b is valid UTF-8, 32 bytes a turn where the
 // processor has AVX2 (in utf8_amd64.s).
-func validUTF8(b []byte) bool {
+func ValidUTF8(b []byte) bool {
 	if haveAVX2 {
 		return validUTF8AVX2(b)
 	}

@@ -1,0 +1,9 @@
+//go:build !purego
+
+package session
+
+// prefetch asks for the cache line of *p without waiting for it (in
+// prefetch_amd64.s).
+//
+//go:noescape
+func prefetch(p *idSlot)

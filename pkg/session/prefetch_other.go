@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package session
+
+// prefetch would ask for the cache line of *p; here it does nothing.
+func prefetch(p *idSlot) {}
