@@ -6,6 +6,7 @@ import (
 
 	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -77,7 +78,7 @@ type reader struct {
 // §5). A reply that is an invalid entry counts with an unknown cost.
 func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 	var emitErr error
-	opt := session.ScanOptions{StopAtCorrupt: true, NoIndex: true}
+	opt := scan.ScanOptions{StopAtCorrupt: true, NoIndex: true}
 	opt.OnLine = func(n int, _ int64, raw []byte, term bool, c *session.Line) {
 		if emitErr != nil || !term {
 			return
@@ -97,7 +98,7 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 			r.warn("%s: line %d: %s: skipped (run panto-fsck %s)", r.label, n, what(c), r.label)
 		}
 	}
-	l, err := session.Scan(in, opt)
+	l, err := scan.Scan(in, opt)
 	if err != nil {
 		return err
 	}

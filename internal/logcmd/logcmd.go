@@ -21,6 +21,7 @@ import (
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
@@ -196,7 +197,7 @@ func toolResults(specs []string, text string) (store.Msg, error) {
 func readMessages(r io.Reader) ([]store.Msg, error) {
 	var msgs []store.Msg
 	var bad error
-	err := session.MessageLines(r, func(n int, line []byte) error {
+	err := scan.MessageLines(r, func(n int, line []byte) error {
 		m, err := store.ParseMessage(line)
 		if err != nil {
 			bad = exitcode.Usagef("stdin line %d: %v: nothing appended", n, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/replay"
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
@@ -95,7 +96,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	var path []int32
 	if leaf >= 0 {
 		path = s.Log.Path(leaf)
-		if first := s.Log.Nodes[path[0]]; first.Parent == session.DanglingParent {
+		if first := s.Log.Nodes[path[0]]; first.Parent == scan.DanglingParent {
 			cli.Warnf(io.Stderr, name, "%s: entry %s (line %d) names a parent that is not in the file: the path starts there", label, s.Log.ID(path[0]), first.Line)
 		}
 	}
@@ -152,7 +153,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 
 // warn reports on stderr what the reader skipped, and returns 1 when a
 // corrupt or unfinished line cut the reading short (SPEC §5).
-func warn(w io.Writer, label string, l *session.Log, size int64) int {
+func warn(w io.Writer, label string, l *scan.Log, size int64) int {
 	code := exitcode.OK
 	switch {
 	case size == 0:
@@ -165,7 +166,7 @@ func warn(w io.Writer, label string, l *session.Log, size int64) int {
 	case l.Header.Version > session.Version:
 		cli.Warnf(w, name, "%s is format version %d, newer than %d: reading what it understands", label, l.Header.Version, session.Version)
 	}
-	skipped := append(append(append([]session.Problem{}, l.Invalid...), l.DupIDs...), l.Headers...)
+	skipped := append(append(append([]scan.Problem{}, l.Invalid...), l.DupIDs...), l.Headers...)
 	for i, p := range skipped {
 		if i == 10 {
 			cli.Warnf(w, name, "%s: %d more invalid lines skipped", label, len(skipped)-10)

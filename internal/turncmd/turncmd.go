@@ -20,6 +20,7 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/provider"
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -253,7 +254,7 @@ func (d *display) end() {
 // validated as panto-log validates it.
 func readConversation(r io.Reader) ([]provider.Message, error) {
 	var msgs []provider.Message
-	err := session.MessageLines(r, func(n int, line []byte) error {
+	err := scan.MessageLines(r, func(n int, line []byte) error {
 		if _, err := session.CheckMessage(line); err != nil {
 			return fmt.Errorf("stdin line %d: %w", n, err)
 		}

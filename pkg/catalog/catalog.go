@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/panto-dev/panto/pkg/index"
-	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/scan"
 )
 
 // Session describes one session file.
@@ -73,7 +73,7 @@ func Describe(path, cacheDir string) (Session, error) {
 	s.Size, s.Modified = fi.Size(), fi.ModTime().UTC()
 	st := index.Load(cacheDir, path, f, fi)
 	if st == nil || !st.Catch(f, fi.Size()) {
-		l, err := session.Scan(io.NewSectionReader(f, 0, s.Size), session.ScanOptions{}) // sized: small files skip the parallel scan
+		l, err := scan.Scan(io.NewSectionReader(f, 0, s.Size), scan.ScanOptions{}) // sized: small files skip the parallel scan
 		if err != nil {
 			return s, err
 		}
@@ -108,7 +108,7 @@ func Describe(path, cacheDir string) (Session, error) {
 const futureSlack = 5 * time.Minute
 
 // damage names what keeps a scanned file from being clean, or "".
-func damage(l *session.Log) string {
+func damage(l *scan.Log) string {
 	switch {
 	case !l.HeaderOK:
 		return "no valid header"

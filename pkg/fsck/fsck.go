@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -46,7 +47,7 @@ type span struct {
 
 // Analysis is what one check of a file found.
 type Analysis struct {
-	Log      *session.Log
+	Log      *scan.Log
 	Findings []Finding
 	Size     int64
 	bom      bool
@@ -108,7 +109,7 @@ func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
 	}
 	clear(a.counts)
 	*a = Analysis{Log: a.Log, Findings: a.Findings[:0], corrupt: a.corrupt[:0], dupHead: a.dupHead[:0], counts: a.counts, first: a.first[:0]}
-	l, err := session.Scan(r, session.ScanOptions{OnLine: a.line, CheckUTF8: true, Tools: true, Reuse: a.Log})
+	l, err := scan.Scan(r, scan.ScanOptions{OnLine: a.line, CheckUTF8: true, Tools: true, Reuse: a.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
 	return a, nil
 }
 
-func (a *Analysis) header(l *session.Log) {
+func (a *Analysis) header(l *scan.Log) {
 	switch {
 	case a.Size == 0:
 		a.add(Finding{ID: "missingHeader", Severity: Error, Line: 1, Message: "the file is empty"})

@@ -28,6 +28,7 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -53,7 +54,7 @@ type State struct {
 }
 
 // FromLog makes the checkpoint of a clean, fully scanned log of file f.
-func FromLog(l *session.Log, f *os.File, fi os.FileInfo) *State {
+func FromLog(l *scan.Log, f *os.File, fi os.FileInfo) *State {
 	s := &State{Good: l.Good, Messages: l.Messages, HeaderID: l.Header.ID, Created: l.Header.Timestamp, Cwd: l.Header.Cwd, LastTime: l.LastTime}
 	s.Seen(fi)
 	if leaf := l.Leaf(); leaf >= 0 {
@@ -141,7 +142,7 @@ func (s *State) Catch(f io.ReaderAt, size int64) bool {
 	if size <= s.Good {
 		return size == s.Good
 	}
-	rd := session.NewReader(io.NewSectionReader(f, s.Good, size-s.Good), s.Good)
+	rd := scan.NewReader(io.NewSectionReader(f, s.Good, size-s.Good), s.Good)
 	for {
 		raw, _, term, err := rd.Next()
 		if err == io.EOF || (err == nil && !term) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/scan"
 )
 
 const head = `{"type":"session","version":1,"id":"019dc5ba-53f6-71a5-ab8f-b1f8709c2572","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/p"}
@@ -33,7 +33,7 @@ func checkpoint(t *testing.T, dir, path string) *State {
 	t.Helper()
 	f, fi := open(t, path)
 	defer f.Close()
-	l, err := session.Scan(f, session.ScanOptions{})
+	l, err := scan.Scan(f, scan.ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

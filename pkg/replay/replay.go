@@ -1,7 +1,7 @@
 // Package replay rebuilds a conversation from a session file: the path from
 // the root to a leaf, the resume state (active model, dangling prompt,
 // pending tool uses), and the tree. It reads the file once into a small
-// index (session.Scan) and then reads back only the lines it prints, so its
+// index (scan.Scan) and then reads back only the lines it prints, so its
 // memory grows with the number of entries, never with the bytes of the log.
 package replay
 
@@ -12,20 +12,21 @@ import (
 	"strings"
 
 	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
 
 // Session is a scanned session file.
 type Session struct {
-	Log *session.Log
+	Log *scan.Log
 	r   io.ReaderAt
 }
 
 // Open scans the session file r (size bytes) the way readers do: up to the
 // first corrupt or unterminated line.
 func Open(r io.ReaderAt, size int64) (*Session, error) {
-	l, err := session.Scan(io.NewSectionReader(r, 0, size), session.ScanOptions{StopAtCorrupt: true})
+	l, err := scan.Scan(io.NewSectionReader(r, 0, size), scan.ScanOptions{StopAtCorrupt: true})
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +339,7 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 }
 
 // Invalid is the number of invalid lines skipped.
-func Invalid(l *session.Log) int { return len(l.Invalid) + len(l.DupIDs) + len(l.Headers) }
+func Invalid(l *scan.Log) int { return len(l.Invalid) + len(l.DupIDs) + len(l.Headers) }
 
 // Text joins the text blocks of a message.
 func Text(msg gjson.Result) string {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
@@ -135,7 +136,7 @@ func (s *Session) treeLine(w io.Writer, line []byte, i int32, nkids int, current
 	if current {
 		mark("current")
 	}
-	if n.Parent == session.DanglingParent {
+	if n.Parent == scan.DanglingParent {
 		mark("orphan")
 	}
 	if sep == " " {

@@ -40,15 +40,14 @@ type Line struct {
 	Cwd       string    // headers
 	Problem   string    // why the line is corrupt or invalid
 	NotObject bool      // corrupt because it is valid JSON but not an object
-	BadUTF8   bool      // holds bytes that are not UTF-8 (only with ScanOptions.CheckUTF8)
-	CR        bool      // ends in "\r" (set by a scan)
+	BadUTF8   bool      // holds bytes that are not UTF-8 (only with ClassifyOptions.CheckUTF8)
+	CR        bool      // ends in "\r"
 	MsgOff    int       // where the "message" value of a message entry starts in the line
 	MsgLen    int       // and its length
-	Tools     []ToolRef // the tool blocks of a message (only with ScanOptions.Tools)
+	Tools     []ToolRef // the tool blocks of a message (only with ClassifyOptions.Tools)
 	ToolKinds ToolKinds // whether a message has toolUse or toolResult blocks (always)
 	Reply     Reply     // an assistant message's own stamp and usage
 	Lint      Lint      // rules of SPEC §2 a reader can live without
-	idHash    uint64    // hashID(ID), computed where lines are classified (in parallel)
 }
 
 // ToolKinds says which kinds of tool blocks a message holds.
@@ -71,17 +70,37 @@ type toolSink struct {
 type ToolRef struct {
 	Result bool
 	ID     string
-	hash   uint64 // hashID(ID), computed where lines are classified
 }
 
 // Classify reads one line (without its "\n"; a trailing "\r" is allowed, as
 // JSON whitespace). It validates the line and walks it in one pass.
-func Classify(raw []byte) Line { return classifyLine(raw, false, false, nil) }
+func Classify(raw []byte) Line { return ClassifyWith(raw, ClassifyOptions{}) }
 
-// classifyLine is Classify; with tools it also lists the tool blocks, with
-// checkUTF8 it sets BadUTF8. text, when not nil, is a buffer to reuse for
-// the text of tool inputs.
-func classifyLine(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
+// ClassifyOptions say what more a classification learns.
+type ClassifyOptions struct {
+	Tools     bool    // list the tool blocks of a message (Line.Tools)
+	CheckUTF8 bool    // set Line.BadUTF8
+	Text      *[]byte // when not nil, a buffer to reuse for the text of tool inputs
+}
+
+// ClassifyWith is Classify, learning what o asks.
+func ClassifyWith(raw []byte, o ClassifyOptions) Line {
+	var l Line
+	ClassifyInto(&l, raw, o)
+	return l
+}
+
+// ClassifyInto is ClassifyWith into *dst: a scan classifies millions of
+// lines, each into its place.
+func ClassifyInto(dst *Line, raw []byte, o ClassifyOptions) {
+	*dst = classifyObject(raw, o.Tools, o.CheckUTF8, o.Text)
+	dst.CR = len(raw) > 0 && raw[len(raw)-1] == '\r'
+}
+
+// classifyObject classifies raw; with tools it also lists the tool blocks,
+// with checkUTF8 it sets BadUTF8. text, when not nil, is a buffer to reuse
+// for the text of tool inputs.
+func classifyObject(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 	i := rawjson.SkipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		c := Line{Kind: KindCorrupt, Problem: "not valid JSON", BadUTF8: checkUTF8 && !rawjson.ValidUTF8(raw)}

@@ -123,9 +123,9 @@ func FuzzClassify(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		valid := json.Valid(data)
 		object := valid && bytes.TrimLeft(data, " \t\r\n")[0] == '{'
-		c := classifyLine(data, true, true, nil)
+		c := ClassifyWith(data, ClassifyOptions{Tools: true, CheckUTF8: true})
 		if (c.Kind == KindCorrupt) == object || c.NotObject != (valid && !object) || c.BadUTF8 != !utf8.Valid(data) {
-			t.Fatalf("classifyLine(%q) = %v (notObject %v, badUTF8 %v); encoding/json valid %v, object %v", data, c.Kind, c.NotObject, c.BadUTF8, valid, object)
+			t.Fatalf("ClassifyWith(%q) = %v (notObject %v, badUTF8 %v); encoding/json valid %v, object %v", data, c.Kind, c.NotObject, c.BadUTF8, valid, object)
 		}
 		_, err := CheckMessage(data)
 		if notJSON := err != nil && (strings.HasSuffix(err.Error(), ": not valid JSON") || strings.HasSuffix(err.Error(), ": not a JSON object")); notJSON == object {

@@ -10,6 +10,7 @@ import (
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
@@ -134,7 +135,7 @@ func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 // loadState returns what an append must know of the locked file f: from
 // its checkpoint and the lines added since when it can, else from a full
 // scan (also returned, as l), which must find the file writable.
-func loadState(f *os.File, fi os.FileInfo, path, cacheDir string, full bool) (st *index.State, l *session.Log, err error) {
+func loadState(f *os.File, fi os.FileInfo, path, cacheDir string, full bool) (st *index.State, l *scan.Log, err error) {
 	if !full {
 		if st := index.Load(cacheDir, path, f, fi); st != nil && st.Catch(f, fi.Size()) {
 			return st, nil, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/index"
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -245,8 +246,8 @@ func OpenLocked(path string, wait time.Duration) (*os.File, os.FileInfo, error) 
 }
 
 // scanAll reads the whole locked file f.
-func scanAll(f *os.File, fi os.FileInfo, path string) (*session.Log, error) {
-	l, err := session.Scan(io.NewSectionReader(f, 0, fi.Size()), session.ScanOptions{})
+func scanAll(f *os.File, fi os.FileInfo, path string) (*scan.Log, error) {
+	l, err := scan.Scan(io.NewSectionReader(f, 0, fi.Size()), scan.ScanOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -256,7 +257,7 @@ func scanAll(f *os.File, fi os.FileInfo, path string) (*session.Log, error) {
 // writable refuses files a writer must not touch (SPEC §5): no valid
 // header on line 1, a newer version, a second header, or corruption before
 // the last line. A cut never goes before the header.
-func writable(path string, l *session.Log) error {
+func writable(path string, l *scan.Log) error {
 	switch {
 	case l.Size == 0:
 		return fmt.Errorf("%w: %s is empty (no header)", ErrNeedsFsck, path)

@@ -12,18 +12,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/scan"
 )
 
-// scan indexes the file at path, failing the test on a read error.
-func scan(t *testing.T, path string) *session.Log {
+// scanFile indexes the file at path, failing the test on a read error.
+func scanFile(t *testing.T, path string) *scan.Log {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	l, err := session.Scan(f, session.ScanOptions{})
+	l, err := scan.Scan(f, scan.ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,9 +32,9 @@ func scan(t *testing.T, path string) *session.Log {
 
 // checkClean fails unless the file at path is a clean session: a header,
 // no damage, every parent an earlier entry.
-func checkClean(t *testing.T, path string) *session.Log {
+func checkClean(t *testing.T, path string) *scan.Log {
 	t.Helper()
-	l := scan(t, path)
+	l := scanFile(t, path)
 	if !l.HeaderOK || l.Torn() || len(l.Corrupt)+len(l.Invalid)+len(l.Headers)+len(l.DupIDs)+len(l.Dangling) > 0 {
 		t.Fatalf("%s is not clean: header %v torn %v corrupt %v invalid %v headers %v dup %v dangling %v",
 			path, l.HeaderOK, l.Torn(), l.Corrupt, l.Invalid, l.Headers, l.DupIDs, l.Dangling)

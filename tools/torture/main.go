@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/scan"
 )
 
 var (
@@ -189,7 +189,7 @@ func present(file string, ids []string) {
 		return
 	}
 	defer f.Close()
-	l, err := session.Scan(f, session.ScanOptions{})
+	l, err := scan.Scan(f, scan.ScanOptions{})
 	if err != nil {
 		fail("%s: %v", file, err)
 		return
@@ -287,7 +287,7 @@ func chain(file string) {
 		return
 	}
 	defer f.Close()
-	l, _ := session.Scan(f, session.ScanOptions{})
+	l, _ := scan.Scan(f, scan.ScanOptions{})
 	for i, n := range l.Nodes[1:] {
 		if n.Parent != int32(i) {
 			fail("%s: entry %s is not a child of the entry before it", file, l.ID(int32(i+1)))

@@ -1,4 +1,4 @@
-package session
+package scan
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime"
 	"sync"
+
+	"github.com/panto-dev/panto/pkg/session"
 )
 
 // Parent values of a Node that are not indexes.
@@ -25,11 +27,11 @@ type Node struct {
 	Parent int32 // index in Log.Nodes, or NoParent, or DanglingParent
 	Stamp  int32 // index in Log.Stamps of a user entry's stamp; -1 otherwise
 	Line   int32
-	MsgOff uint32 // the "message" value of a message entry: line[MsgOff:MsgOff+MsgLen]
-	MsgLen uint32 // (both 0 for a message of 4 GiB or more: find it with MessageOf)
-	Kind   Kind   // KindMessage or KindUnknown
-	Role   Role
-	Tools  ToolKinds // the kinds of tool blocks of a message
+	MsgOff uint32       // the "message" value of a message entry: line[MsgOff:MsgOff+MsgLen]
+	MsgLen uint32       // (both 0 for a message of 4 GiB or more: find it with session.MessageOf)
+	Kind   session.Kind // session.KindMessage or session.KindUnknown
+	Role   session.Role
+	Tools  session.ToolKinds // the kinds of tool blocks of a message
 }
 
 // Message returns the "message" value of node n within its line.
@@ -37,36 +39,8 @@ func (n *Node) Message(line []byte) []byte {
 	if n.MsgLen > 0 && int(n.MsgOff)+int(n.MsgLen) <= len(line) {
 		return line[n.MsgOff : n.MsgOff+n.MsgLen]
 	}
-	return MessageOf(line)
+	return session.MessageOf(line)
 }
-
-// Role is a message's role, small enough to keep in every Node.
-type Role uint8
-
-// The roles of SPEC §2.
-const (
-	NoRole Role = iota
-	System
-	User
-	Assistant
-)
-
-func (r Role) String() string { return [...]string{"", "system", "user", "assistant"}[r] }
-
-func roleOf(s string) Role {
-	switch s {
-	case "system":
-		return System
-	case "user":
-		return User
-	case "assistant":
-		return Assistant
-	}
-	return NoRole
-}
-
-// Stamp is the provider/model a user entry was sent to.
-type Stamp struct{ Provider, Model string }
 
 // Problem is a finding at a line.
 type Problem struct {
@@ -87,18 +61,18 @@ func (p Problem) String() string {
 // entries as a small index (ids, parents, offsets; never the lines
 // themselves), and every problem met on the way.
 type Log struct {
-	Header     Line
-	HeaderOK   bool      // line 1 is a valid header
-	Nodes      []Node    // in file order
-	Stamps     []Stamp   // distinct stamps of user entries
-	Size       int64     // bytes read
-	Good       int64     // offset after the last terminated, complete line
-	Lines      int       // lines read, the torn tail included
-	Messages   int       // user and assistant entries
-	LastTime   string    // timestamp of the last entry
-	Corrupt    []Problem // lines that are not complete JSON objects
-	Invalid    []Problem // complete objects that break the rules
-	Headers    []Problem // header lines after line 1
+	Header     session.Line
+	HeaderOK   bool            // line 1 is a valid header
+	Nodes      []Node          // in file order
+	Stamps     []session.Stamp // distinct stamps of user entries
+	Size       int64           // bytes read
+	Good       int64           // offset after the last terminated, complete line
+	Lines      int             // lines read, the torn tail included
+	Messages   int             // user and assistant entries
+	LastTime   string          // timestamp of the last entry
+	Corrupt    []Problem       // lines that are not complete JSON objects
+	Invalid    []Problem       // complete objects that break the rules
+	Headers    []Problem       // header lines after line 1
 	DupIDs     []Problem
 	Dangling   []Problem
 	ExtraRoots []Problem      // entries after the first whose parentId is null
@@ -166,13 +140,13 @@ func (l *Log) Path(i int32) []int32 {
 }
 
 // Active returns the stamp of the last user entry on the path to node i.
-func (l *Log) Active(i int32) (Stamp, bool) {
+func (l *Log) Active(i int32) (session.Stamp, bool) {
 	for ; i >= 0; i = l.Nodes[i].Parent {
 		if s := l.Nodes[i].Stamp; s >= 0 {
 			return l.Stamps[s], true
 		}
 	}
-	return Stamp{}, false
+	return session.Stamp{}, false
 }
 
 // ScanOptions say how far Scan reads.
@@ -185,7 +159,7 @@ type ScanOptions struct {
 	// offset, bytes (without "\n", valid only during the call), whether it
 	// was terminated, and its classification (nil for an unterminated line,
 	// which is never classified).
-	OnLine func(n int, off int64, raw []byte, terminated bool, c *Line)
+	OnLine func(n int, off int64, raw []byte, terminated bool, c *session.Line)
 	// CheckUTF8 sets Line.BadUTF8, checked where lines are classified (in
 	// parallel for large inputs).
 	CheckUTF8 bool
@@ -240,8 +214,9 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		l.ids, l.toolIDs = old.ids.reuse(0), old.toolIDs.reuse(0)
 	}
 	rd := NewReader(r, 0)
-	var c Line // it escapes to the hook, so it is on the heap: one for all lines
+	var c line // it escapes to the hook, so it is on the heap: one for all lines
 	var text []byte
+	var hashes []uint64
 	for {
 		raw, off, term, err := rd.Next()
 		if err == io.EOF {
@@ -250,9 +225,10 @@ func Scan(r io.Reader, opt ScanOptions) (*Log, error) {
 		if err != nil {
 			return l, err
 		}
-		c = Line{}
+		c = line{}
 		if term {
-			c = classify(raw, &opt, &text)
+			classify(&c, raw, &opt, &text, &hashes)
+			hashes = hashes[:0]
 		}
 		if !l.step(rd.LineNo(), off, raw, term, &c, opt) {
 			return l, nil
@@ -270,7 +246,7 @@ func room[T any](s []T, n int64) []T {
 }
 
 // step indexes one line; it returns false where a scan stops.
-func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOptions) bool {
+func (l *Log) step(n int, off int64, raw []byte, term bool, c *line, opt ScanOptions) bool {
 	l.Lines++
 	l.Size = off + int64(len(raw))
 	if !term {
@@ -284,9 +260,9 @@ func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOpt
 	}
 	l.Size++
 	if opt.OnLine != nil {
-		opt.OnLine(n, off, raw, true, c)
+		opt.OnLine(n, off, raw, true, &c.Line)
 	}
-	if c.Kind == KindCorrupt {
+	if c.Kind == session.KindCorrupt {
 		p := Problem{Line: n, Off: off, What: c.Problem}
 		l.Corrupt = append(l.Corrupt, p)
 		if opt.StopAtCorrupt {
@@ -301,44 +277,57 @@ func (l *Log) step(n int, off int64, raw []byte, term bool, c *Line, opt ScanOpt
 	l.Good = l.Size
 	if opt.NoIndex {
 		if n == 1 && c.Type == "session" {
-			l.Header, l.HeaderOK = *c, c.Kind == KindHeader
+			l.Header, l.HeaderOK = c.Line, c.Kind == session.KindHeader
 		}
 		return true
 	}
-	l.add(*c, n, off, int64(len(raw)))
+	l.add(c, n, off, int64(len(raw)))
 	return true
 }
 
-// classify classifies a line for a scan, hashing its ids for the index
-// while it is still in parallel, where the line is in the cache.
-func classify(raw []byte, opt *ScanOptions, text *[]byte) Line {
-	c := classifyLine(raw, opt.Tools, opt.CheckUTF8, text)
+// line is a line as a scan's worker classified it: what the format says
+// of it, and the hashes of its ids for the index, computed where the line
+// was classified (in parallel, while it is in that core's cache).
+type line struct {
+	session.Line
+	idHash   uint64
+	toolHash []uint64 // of Line.Tools
+}
+
+// classify classifies a line for a scan into *c; the hashes of its tool
+// ids go to the end of *hashes.
+func classify(c *line, raw []byte, opt *ScanOptions, text *[]byte, hashes *[]uint64) {
+	session.ClassifyInto(&c.Line, raw, session.ClassifyOptions{Tools: opt.Tools, CheckUTF8: opt.CheckUTF8, Text: text})
+	c.idHash, c.toolHash = 0, nil
 	if c.ID != "" {
 		c.idHash = hashID(c.ID)
 	}
-	for i := range c.Tools {
-		c.Tools[i].hash = hashID(c.Tools[i].ID)
+	if len(c.Tools) > 0 {
+		k := len(*hashes)
+		for _, t := range c.Tools {
+			*hashes = append(*hashes, hashID(t.ID))
+		}
+		c.toolHash = (*hashes)[k:]
 	}
-	c.CR = len(raw) > 0 && raw[len(raw)-1] == '\r'
-	return c
 }
 
 // chunk is a run of whole lines read from the input, classified by a
 // worker, indexed in order by the scanner.
 type chunk struct {
-	base  int64
-	data  []byte
-	lines []chunkLine
-	last  bool   // the input ends in this chunk (its final line may be unterminated)
-	text  []byte // a worker's buffer for the text of tool inputs
-	err   error
-	done  chan struct{}
+	base   int64
+	data   []byte
+	lines  []chunkLine
+	last   bool     // the input ends in this chunk (its final line may be unterminated)
+	text   []byte   // a worker's buffer for the text of tool inputs
+	hashes []uint64 // the hashes of the lines' tool ids
+	err    error
+	done   chan struct{}
 }
 
 type chunkLine struct {
 	start, end int // line bytes, without "\n", in data
 	term       bool
-	c          Line
+	c          line
 }
 
 const chunkSize = 1 << 20
@@ -364,7 +353,7 @@ func (l *Log) scanSmall(r io.Reader, size int64, opt ScanOptions) error {
 	if err != nil && err != io.ErrUnexpectedEOF { // a file that shrank is read as it is now
 		return err
 	}
-	ch.data, ch.lines, ch.last = ch.data[:n], ch.lines[:0], true
+	ch.data, ch.lines, ch.hashes, ch.last = ch.data[:n], ch.lines[:0], ch.hashes[:0], true
 	ch.classify(&opt)
 	for i := range ch.lines {
 		cl := &ch.lines[i]
@@ -418,12 +407,12 @@ func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 func (ch *chunk) classify(opt *ScanOptions) {
 	for start := 0; start < len(ch.data); {
 		end := bytes.IndexByte(ch.data[start:], '\n')
-		cl := chunkLine{start: start, end: len(ch.data)}
+		ch.lines = append(ch.lines, chunkLine{start: start, end: len(ch.data)})
+		cl := &ch.lines[len(ch.lines)-1]
 		if end >= 0 {
 			cl.end, cl.term = start+end, true
-			cl.c = classify(ch.data[start:cl.end], opt, &ch.text)
+			classify(&cl.c, ch.data[start:cl.end], opt, &ch.text, &ch.hashes)
 		}
-		ch.lines = append(ch.lines, cl)
 		if end < 0 {
 			break
 		}
@@ -441,10 +430,11 @@ func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit 
 	for {
 		var buf, text []byte
 		var lines []chunkLine
+		var hashes []uint64
 		select {
 		case old := <-free:
 			if cap(old.data) >= max(chunkSize, 2*len(carry)) && cap(old.data) <= 4*chunkSize {
-				buf, lines, text = old.data[:0], old.lines[:0], old.text
+				buf, lines, text, hashes = old.data[:0], old.lines[:0], old.text, old.hashes[:0]
 			}
 		default:
 		}
@@ -462,7 +452,7 @@ func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit 
 			}
 			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)] // a long line: grow
 		}
-		ch := &chunk{base: base, lines: lines, text: text, done: make(chan struct{})}
+		ch := &chunk{base: base, lines: lines, text: text, hashes: hashes, done: make(chan struct{})}
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
 			ch.data, ch.last, carry = buf, true, nil
@@ -490,13 +480,13 @@ func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit 
 }
 
 // add indexes a line that classify classified (its id hashed).
-func (l *Log) add(c Line, n int, off, length int64) {
+func (l *Log) add(c *line, n int, off, length int64) {
 	switch c.Kind {
-	case KindHeader, KindInvalid:
+	case session.KindHeader, session.KindInvalid:
 		if c.Type == "session" {
 			if n == 1 {
-				l.Header, l.HeaderOK = c, c.Kind == KindHeader
-				if c.Kind == KindInvalid {
+				l.Header, l.HeaderOK = c.Line, c.Kind == session.KindHeader
+				if c.Kind == session.KindInvalid {
 					l.Invalid = append(l.Invalid, Problem{Line: n, Off: off, What: c.Problem})
 				}
 			} else {
@@ -513,7 +503,7 @@ func (l *Log) add(c Line, n int, off, length int64) {
 			l.ids.put(slot, c.idHash, int32(-len(l.ids.taken)), l)
 		}
 		return
-	case KindUnknown:
+	case session.KindUnknown:
 		l.Unknown[c.Type]++
 		if c.ID == "" {
 			l.anonymous = append(l.anonymous, off)
@@ -521,22 +511,22 @@ func (l *Log) add(c Line, n int, off, length int64) {
 		}
 	}
 	slot, _, dup := l.ids.find(c.idHash, c.ID, l)
-	if len(c.Tools) > 0 && c.Kind == KindMessage {
+	if len(c.Tools) > 0 && c.Kind == session.KindMessage {
 		node := int32(len(l.Nodes))
 		if dup {
 			node = -1
 		}
-		l.pairTools(c.Tools, n, off, node)
+		l.pairTools(c.Tools, c.toolHash, n, off, node)
 	}
 	if dup {
 		l.DupIDs = append(l.DupIDs, Problem{Line: n, Off: off, ID: c.ID, What: "repeats an earlier entry id"})
 		return
 	}
-	nd := Node{idOff: int64(len(l.idBytes)), idLen: uint32(len(c.ID)), Parent: NoParent, Line: int32(n), Off: off, Len: length, Kind: c.Kind, Role: roleOf(c.Role), Stamp: -1, Tools: c.ToolKinds}
+	nd := Node{idOff: int64(len(l.idBytes)), idLen: uint32(len(c.ID)), Parent: NoParent, Line: int32(n), Off: off, Len: length, Kind: c.Kind, Role: session.RoleOf(c.Role), Stamp: -1, Tools: c.ToolKinds}
 	if int64(c.MsgOff)+int64(c.MsgLen) < 1<<32 {
 		nd.MsgOff, nd.MsgLen = uint32(c.MsgOff), uint32(c.MsgLen)
 	}
-	if c.ParentID == "" && c.Kind == KindMessage && len(l.Nodes) > 0 {
+	if c.ParentID == "" && c.Kind == session.KindMessage && len(l.Nodes) > 0 {
 		l.ExtraRoots = append(l.ExtraRoots, Problem{Line: n, Off: off, ID: c.ID, What: "parentId is null, but only the first entry is a root"})
 	}
 	if last := int32(len(l.Nodes)) - 1; c.ParentID != "" && last >= 0 && string(l.id(last)) == c.ParentID {
@@ -549,12 +539,12 @@ func (l *Log) add(c Line, n int, off, length int64) {
 			l.Dangling = append(l.Dangling, Problem{Line: n, Off: off, ID: c.ID, What: fmt.Sprintf("parentId %q names no earlier entry", c.ParentID)})
 		}
 	}
-	if c.Kind == KindMessage {
+	if c.Kind == session.KindMessage {
 		if c.Role == "user" || c.Role == "assistant" {
 			l.Messages++
 		}
 		if c.Role == "user" {
-			nd.Stamp = l.stamp(Stamp{c.Provider, c.Model})
+			nd.Stamp = l.stamp(session.Stamp{Provider: c.Provider, Model: c.Model})
 		}
 		l.LastTime = c.Timestamp
 	}
@@ -564,14 +554,14 @@ func (l *Log) add(c Line, n int, off, length int64) {
 }
 
 // pairTools records the tool blocks of the message at line n (node).
-func (l *Log) pairTools(refs []ToolRef, n int, off int64, node int32) {
+func (l *Log) pairTools(refs []session.ToolRef, hashes []uint64, n int, off int64, node int32) {
 	x := &l.toolIDs
-	for _, r := range refs {
-		slot, v, seen := x.find(r.hash, r.ID, nil)
+	for i, r := range refs {
+		slot, v, seen := x.find(hashes[i], r.ID, nil)
 		switch {
 		case !r.Result && !seen:
 			x.taken = append(x.taken, r.ID)
-			x.put(slot, r.hash, int32(-len(x.taken)), nil)
+			x.put(slot, hashes[i], int32(-len(x.taken)), nil)
 			l.ToolUses = append(l.ToolUses, ToolUse{Off: off, Line: int32(n), Node: node})
 		case r.Result && seen:
 			l.ToolUses[-1-v].Answers++
@@ -581,7 +571,7 @@ func (l *Log) pairTools(refs []ToolRef, n int, off int64, node int32) {
 	}
 }
 
-func (l *Log) stamp(s Stamp) int32 {
+func (l *Log) stamp(s session.Stamp) int32 {
 	if n := len(l.Stamps); n > 0 && l.Stamps[n-1] == s {
 		return int32(n - 1)
 	}

@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package session
+package scan
 
 // prefetch would ask for the cache line of *p; here it does nothing.
 func prefetch(p *idSlot) {}

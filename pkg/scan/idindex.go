@@ -1,4 +1,4 @@
-package session
+package scan
 
 import "hash/maphash"
 

@@ -1,6 +1,6 @@
 //go:build !purego
 
-package session
+package scan
 
 // prefetch asks for the cache line of *p without waiting for it (in
 // prefetch_amd64.s).
