@@ -162,9 +162,9 @@ func (s *State) Catch(f io.ReaderAt, size int64) bool {
 			if c.ID != "" {
 				s.addID(c.ID)
 			}
-		case session.KindMessage, session.KindUnknown:
-			if c.ID != "" && !s.Taken(c.ID) {
-				s.addNode(c)
+		default:
+			if c.IsNode() && !s.Taken(c.ID) {
+				s.addNode(&c)
 			}
 		}
 		s.Good = rd.Offset()
@@ -174,18 +174,18 @@ func (s *State) Catch(f io.ReaderAt, size int64) bool {
 }
 
 // addNode makes the entry c the new leaf.
-func (s *State) addNode(c session.Line) {
+func (s *State) addNode(c *session.Line) {
 	if c.ParentID != s.Leaf || s.Leaf == "" {
 		s.StampKnown = false // a branch off an earlier entry: its stamp is unknown here
 	}
-	if c.Kind == session.KindMessage {
-		if c.Role == "user" {
-			s.Stamp, s.StampKnown = session.Stamp{Provider: c.Provider, Model: c.Model}, true
-		}
-		if c.Role == "user" || c.Role == "assistant" {
-			s.Messages++
-		}
-		s.LastTime = c.Timestamp
+	if st, ok := c.UserStamp(); ok {
+		s.Stamp, s.StampKnown = st, true
+	}
+	if c.Counted() {
+		s.Messages++
+	}
+	if t := c.Activity(); t != "" {
+		s.LastTime = t
 	}
 	s.addID(c.ID)
 	s.Leaf = c.ID

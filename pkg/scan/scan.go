@@ -539,14 +539,14 @@ func (l *Log) add(c *line, n int, off, length int64) {
 			l.Dangling = append(l.Dangling, Problem{Line: n, Off: off, ID: c.ID, What: fmt.Sprintf("parentId %q names no earlier entry", c.ParentID)})
 		}
 	}
-	if c.Kind == session.KindMessage {
-		if c.Role == "user" || c.Role == "assistant" {
-			l.Messages++
-		}
-		if c.Role == "user" {
-			nd.Stamp = l.stamp(session.Stamp{Provider: c.Provider, Model: c.Model})
-		}
-		l.LastTime = c.Timestamp
+	if c.Counted() {
+		l.Messages++
+	}
+	if st, ok := c.UserStamp(); ok {
+		nd.Stamp = l.stamp(st)
+	}
+	if t := c.Activity(); t != "" {
+		l.LastTime = t
 	}
 	l.Nodes = append(l.Nodes, nd)
 	l.idBytes = append(l.idBytes, c.ID...)

@@ -500,3 +500,37 @@ func blockKey(k []byte) int {
 	}
 	return -1
 }
+
+// The rules of the tree (SPEC §2), in one place for every reader that
+// follows it (the scan's index, the append checkpoints).
+
+// IsNode reports whether the line is a node of the tree (given that its id
+// is not taken yet): a valid message entry, or an entry of an unknown type
+// that has an id.
+func (c *Line) IsNode() bool {
+	return c.ID != "" && (c.Kind == KindMessage || c.Kind == KindUnknown)
+}
+
+// Counted reports whether the line counts as a message of the
+// conversation: a user or assistant entry.
+func (c *Line) Counted() bool {
+	return c.Kind == KindMessage && (c.Role == "user" || c.Role == "assistant")
+}
+
+// UserStamp returns the provider/model a user entry was sent to; false
+// for every other line.
+func (c *Line) UserStamp() (Stamp, bool) {
+	if c.Kind != KindMessage || c.Role != "user" {
+		return Stamp{}, false
+	}
+	return Stamp{Provider: c.Provider, Model: c.Model}, true
+}
+
+// Activity is the time a line marks as the session's last activity (a
+// message entry's timestamp), or "".
+func (c *Line) Activity() string {
+	if c.Kind != KindMessage {
+		return ""
+	}
+	return c.Timestamp
+}
