@@ -7,7 +7,8 @@ import "encoding/binary"
 // valid UTF-8: SPEC §2 keeps such bytes exactly as written (encoding/json
 // accepts them too; gjson's validator does not); ValidUTF8 checks them
 // apart. String bodies, which are most of a session's bytes, are scanned
-// sixteen bytes at a time.
+// 32 bytes a turn with AVX2, else 16 with SSE2 (run_amd64.s), 8 in
+// portable Go.
 func Valid(b []byte) bool {
 	i, ok := Value(b, SkipWS(b, 0), 0)
 	return ok && SkipWS(b, i) == len(b)

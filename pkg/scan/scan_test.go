@@ -173,7 +173,7 @@ func TestIDIndex(t *testing.T) {
 	b.WriteString(`{"type":"message","id":"bad","parentId":null}` + "\n")
 	entry("e7", "") // a repeat
 	entry("child-of-bad", "bad")
-	l, err := Scan(strings.NewReader(b.String()), ScanOptions{}) // no Size: the index starts small
+	l, err := Scan(struct{ io.Reader }{strings.NewReader(b.String())}, ScanOptions{}) // no Size: the index starts small
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestToolPairs(t *testing.T) {
 	msg("again", "assistant", use("t5"), use("later"))
 	msg("r5", "assistant", use("in-a-repeat")) // a repeated entry id: no node
 	msg("last", "user", result("t5"), result("t5"), result("later"), result("in-a-repeat"))
-	l, err := Scan(strings.NewReader(b.String()), ScanOptions{Tools: true}) // no Size: the table starts small
+	l, err := Scan(struct{ io.Reader }{strings.NewReader(b.String())}, ScanOptions{Tools: true}) // no Size: the table starts small
 	if err != nil {
 		t.Fatal(err)
 	}
