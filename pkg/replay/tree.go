@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/panto-dev/panto/pkg/scan"
@@ -91,7 +92,7 @@ func (p *prefix) appendTo(b []byte) []byte {
 	for q := p; q != nil; q = q.up {
 		n += len(q.seg)
 	}
-	b = append(b, make([]byte, n)...)
+	b = slices.Grow(b, n)[:len(b)+n]
 	end := len(b)
 	for q := p; q != nil; q = q.up {
 		end -= len(q.seg)

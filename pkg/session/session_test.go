@@ -112,12 +112,14 @@ func TestBlockKey(t *testing.T) {
 // line encoding/json draws (corrupt or not, an object or not), and so must
 // CheckMessage.
 func FuzzClassify(f *testing.F) {
-	for _, s := range []string{`{"a":[1,2.5e-3,-0,"x\u00e9\n"],"b":{"c":null,"d":true}}`, "\"caf\xc3\xa9 \xed\xa0\x80 \xc3\"", "[\"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\"]", `"\xff\xfe"`, `[1,]`, `01`, `"\u12"`, "\"a\x01\"", `{"a" 1}`, ` 7 `, `-`, `1.`, `1e`, `"12345678901234567\\""`,
-		`"a\u00e9\ud83d\ude00\ud800x\udc00\ud800\u0041\n\"\\\/\b\f\r\t"`,
-		`{"type":"message","id":"a1","parentId":null,"timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"hi \u00e9"}]}}`,
-		`{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","provider":"p","model":"m","content":[{"type":"thinking","thinking":"x","signature":"s"},{"type":"toolUse","id":"t1","name":"bash","input":"{\"c\":1}"}],"usage":{"input":1,"output":2},"stopReason":"toolUse"}}`,
-		`{"type":"message","id":"a3","parentId":"a2","timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"toolResult","toolUseId":"t1","content":"ok"}]}}`,
-		`{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/"}`} {
+	for _, s := range []string{
+		`{"type":"message","id":"a1a1a1a1","parentId":null,"timestamp":"2026-04-25T14:00:01.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"hi \u00e9"}]}}`,
+		`{"type":"message","id":"a2a2a2a2","parentId":"a1a1a1a1","timestamp":"2026-04-25T14:00:02.000Z","message":{"role":"assistant","provider":"p","model":"m","content":[{"type":"thinking","thinking":"x","signature":"s"},{"type":"toolUse","id":"t1","name":"bash","input":"{\"c\":1}"}],"usage":{"input":1,"output":2,"reasoning":1},"stopReason":"toolUse"}}`,
+		`{"type":"message","id":"a3a3a3a3","parentId":"a2a2a2a2","timestamp":"2026-04-25T14:00:03.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"toolResult","toolUseId":"t1","content":"ok"}]}}`,
+		`{"type":"session","version":1,"id":"019dc5ba-53f6-71a5-ab8f-b1f8709c2572","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/"}`,
+		`{"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1,"output":2,"reasoning":3}}`,
+		`{"type":"label","id":"x"}`, `{"type":"message","message":[]}`, `[{"type":"message"}]`, `{"type":"mess`, "{\"type\":\"message\",\"x\":\"\xff\"}",
+	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
