@@ -17,7 +17,7 @@ import (
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/pricing"
-	"github.com/panto-dev/panto/pkg/store"
+	"github.com/panto-dev/panto/pkg/filestore"
 )
 
 const name = "panto-cost"
@@ -249,7 +249,7 @@ func (g *grammar) inputs(args []string, stdin io.Reader, since, until time.Time,
 			if err != nil {
 				return exitcode.New(exitcode.Failure, err)
 			}
-			f, err := store.OpenRead(p)
+			f, err := filestore.OpenRead(p)
 			if err != nil {
 				return exitcode.New(exitcode.Failure, err)
 			}

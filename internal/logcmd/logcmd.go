@@ -23,7 +23,7 @@ import (
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
-	"github.com/panto-dev/panto/pkg/store"
+	"github.com/panto-dev/panto/pkg/filestore"
 )
 
 const name = "panto-log"
@@ -119,7 +119,7 @@ func (c *appendCmd) run(io cli.IO, out io.Writer) error {
 	if (c.Provider == "") != (c.Model == "") {
 		return exitcode.Usagef("--provider and --model go together")
 	}
-	var msgs []store.Msg
+	var msgs []filestore.Msg
 	if len(c.ToolResult) > 0 {
 		m, err := toolResults(c.ToolResult, c.User)
 		if err != nil {
@@ -127,7 +127,7 @@ func (c *appendCmd) run(io cli.IO, out io.Writer) error {
 		}
 		msgs = append(msgs, m)
 	} else if c.User != "" {
-		msgs = append(msgs, store.Msg{Raw: session.TextMessage("user", c.User), Role: "user"})
+		msgs = append(msgs, filestore.Msg{Raw: session.TextMessage("user", c.User), Role: "user"})
 	}
 	if c.User == "" && len(c.ToolResult) == 0 || !cli.IsTerminal(io.Stdin) {
 		in, err := readMessages(io.Stdin)
@@ -139,7 +139,7 @@ func (c *appendCmd) run(io cli.IO, out io.Writer) error {
 	if len(msgs) == 0 {
 		return exitcode.Usagef("no message lines on stdin: nothing appended (give message lines, or --user TEXT)")
 	}
-	res, err := store.Append(c.File, msgs, store.AppendOptions{
+	res, err := filestore.Append(c.File, msgs, filestore.AppendOptions{
 		Provider: c.Provider, Model: c.Model, Parent: c.Parent, ExpectLeaf: c.ExpectLeaf,
 		AllowEmpty: c.AllowEmpty, Cwd: io.Cwd, LockWait: c.Wait, CacheDir: index.Dir(io.Getenv),
 	})
@@ -167,16 +167,16 @@ func (c *appendCmd) run(io cli.IO, out io.Writer) error {
 // toolResults builds one user message of tool results (ID=FILE each, the
 // file holding the tool's output), then the text, if any: the results of a
 // round travel together, as providers want them.
-func toolResults(specs []string, text string) (store.Msg, error) {
+func toolResults(specs []string, text string) (filestore.Msg, error) {
 	b := []byte(`{"role":"user","content":[`)
 	for i, spec := range specs {
 		id, file, ok := strings.Cut(spec, "=")
 		if !ok || id == "" || file == "" {
-			return store.Msg{}, exitcode.Usagef("--tool-result %q: give ID=FILE", spec)
+			return filestore.Msg{}, exitcode.Usagef("--tool-result %q: give ID=FILE", spec)
 		}
 		content, err := os.ReadFile(file)
 		if err != nil {
-			return store.Msg{}, exitcode.Usagef("--tool-result %s: %v", id, err)
+			return filestore.Msg{}, exitcode.Usagef("--tool-result %s: %v", id, err)
 		}
 		if i > 0 {
 			b = append(b, ',')
@@ -190,15 +190,15 @@ func toolResults(specs []string, text string) (store.Msg, error) {
 		b = append(b, `,{"type":"text","text":`...)
 		b = append(rawjson.AppendString(b, text), '}')
 	}
-	return store.ParseMessage(append(b, "]}"...))
+	return filestore.ParseMessage(append(b, "]}"...))
 }
 
 // readMessages reads every message line of r; blank lines are skipped.
-func readMessages(r io.Reader) ([]store.Msg, error) {
-	var msgs []store.Msg
+func readMessages(r io.Reader) ([]filestore.Msg, error) {
+	var msgs []filestore.Msg
 	var bad error
 	err := scan.MessageLines(r, func(n int, line []byte) error {
-		m, err := store.ParseMessage(line)
+		m, err := filestore.ParseMessage(line)
 		if err != nil {
 			bad = exitcode.Usagef("stdin line %d: %v: nothing appended", n, err)
 			return bad
@@ -218,16 +218,16 @@ func readMessages(r io.Reader) ([]store.Msg, error) {
 // storeError gives a store error its exit code and what to do.
 func storeError(err error, file string) error {
 	switch {
-	case errors.Is(err, store.ErrNoReply):
+	case errors.Is(err, filestore.ErrNoReply):
 		return exitcode.Usagef("%v: append the prompt with its reply, or give --allow-empty", err)
-	case errors.Is(err, store.ErrNoStamp), errors.Is(err, store.ErrNoParent),
-		errors.Is(err, store.ErrEmpty), errors.Is(err, store.ErrIsDir):
+	case errors.Is(err, filestore.ErrNoStamp), errors.Is(err, filestore.ErrNoParent),
+		errors.Is(err, filestore.ErrEmpty), errors.Is(err, filestore.ErrIsDir):
 		return exitcode.New(exitcode.Usage, err)
-	case errors.Is(err, store.ErrNeedsFsck), errors.Is(err, store.ErrNewerVersion):
+	case errors.Is(err, filestore.ErrNeedsFsck), errors.Is(err, filestore.ErrNewerVersion):
 		return exitcode.Failuref("%v: nothing written; run panto-fsck %s", err, file)
-	case errors.Is(err, store.ErrBusy):
+	case errors.Is(err, filestore.ErrBusy):
 		return exitcode.Failuref("%s is locked by another writer: nothing written; try again", file)
-	case errors.Is(err, store.ErrLeafMoved):
+	case errors.Is(err, filestore.ErrLeafMoved):
 		return exitcode.Failuref("%v: nothing written; replay the session and retry", err)
 	case errors.Is(err, os.ErrNotExist):
 		return exitcode.Failuref("%v", err)
@@ -236,7 +236,7 @@ func storeError(err error, file string) error {
 }
 
 func (c *truncateCmd) run(io cli.IO) error {
-	cut, err := store.Truncate(c.File, c.After, c.Wait, index.Dir(io.Getenv))
+	cut, err := filestore.Truncate(c.File, c.After, c.Wait, index.Dir(io.Getenv))
 	if err != nil {
 		return storeError(err, c.File)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/index"
-	"github.com/panto-dev/panto/pkg/store"
+	"github.com/panto-dev/panto/pkg/filestore"
 )
 
 // Policies, named after RocksDB's WAL recovery modes.
@@ -122,8 +122,8 @@ func Run(path string, o Options) *Report {
 		}
 		path = real
 		var fi os.FileInfo
-		f, fi, err = store.OpenLocked(path, 0)
-		if errors.Is(err, store.ErrBusy) {
+		f, fi, err = filestore.OpenLocked(path, 0)
+		if errors.Is(err, filestore.ErrBusy) {
 			r.Status, r.Bits = "busy", BitBusy
 			return r
 		}
@@ -133,7 +133,7 @@ func Run(path string, o Options) *Report {
 		defer f.Close()
 		src = io.NewSectionReader(f, 0, fi.Size())
 	} else {
-		rf, err := store.OpenRead(path)
+		rf, err := filestore.OpenRead(path)
 		if err != nil {
 			return fail(err)
 		}
@@ -272,7 +272,7 @@ func (r *Report) mark(p plan, dry bool) {
 // atomic replacement.
 func apply(f *os.File, path string, p plan) (string, error) {
 	if !p.rewrite {
-		cut, err := store.CutAt(f, path, p.drop[0].off, p.drop[0].end, p.entries)
+		cut, err := filestore.CutAt(f, path, p.drop[0].off, p.drop[0].end, p.entries)
 		if cut == nil {
 			return "", err
 		}
@@ -282,11 +282,11 @@ func apply(f *os.File, path string, p plan) (string, error) {
 	for _, s := range p.drop {
 		parts = append(parts, io.NewSectionReader(f, s.off, s.end-s.off))
 	}
-	saved, discard, err := store.SaveAside(path, io.MultiReader(parts...))
+	saved, discard, err := filestore.SaveAside(path, io.MultiReader(parts...))
 	if err != nil {
 		return "", err
 	}
-	err = store.Replace(path, func(w io.Writer) error {
+	err = filestore.Replace(path, func(w io.Writer) error {
 		at := int64(0)
 		for _, s := range p.drop {
 			if _, err := io.Copy(w, io.NewSectionReader(f, at, s.off-at)); err != nil {

@@ -1,4 +1,5 @@
-// Package store writes session files: it is the one place that creates,
+// Package filestore is the store of sessions as files (SPEC §4, §5). It
+// writes session files: it is the one place that creates,
 // appends to and cuts them, under the durability rules of SPEC §5.
 //
 //   - Every change happens under an exclusive flock(2) on the session file
@@ -12,4 +13,4 @@
 //     place (which fails if the name exists: a racing creator loses
 //     visibly), and its directory fsynced.
 //   - Nothing is ever simply deleted, and a header is never rewritten.
-package store
+package filestore

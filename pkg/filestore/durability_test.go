@@ -1,4 +1,4 @@
-package store
+package filestore
 
 import (
 	"bytes"
