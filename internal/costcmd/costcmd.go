@@ -16,8 +16,8 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/filestore"
+	"github.com/panto-dev/panto/pkg/pricing"
 )
 
 const name = "panto-cost"

@@ -9,8 +9,8 @@ import (
 	"slices"
 
 	"github.com/panto-dev/panto/pkg/catalog"
-	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/filestore"
+	"github.com/panto-dev/panto/pkg/index"
 )
 
 // Policies, named after RocksDB's WAL recovery modes.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/filestore"
+	"github.com/panto-dev/panto/pkg/rawjson"
 )
 
 // randText returns text with JSON-hostile characters: quotes, escapes,
