@@ -47,6 +47,7 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 		vars = kong.Vars{}
 	}
 	vars["version"] = name + " " + Version
+	vars["storehelp"] = StoreHelp
 	p, err := kong.New(grammar,
 		kong.Name(name), kong.Description(help),
 		kong.Writers(io.Stdout, io.Stderr),

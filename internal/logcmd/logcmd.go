@@ -5,12 +5,12 @@ package logcmd
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,17 +19,17 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
-	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 const name = "panto-log"
 
 type grammar struct {
 	Version kong.VersionFlag `help:"Print the version and exit."`
+	Store   string           `help:"${storehelp}" placeholder:"URL"`
 
 	New      newCmd      `cmd:"" help:"Print the path a new session for this directory would get (creates nothing)."`
 	Append   appendCmd   `cmd:"" help:"Append message lines from stdin to a session file, durably; print the entry lines written."`
@@ -84,42 +84,47 @@ func Run(args []string, io cli.IO) int {
 		return code
 	}
 	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) {
+		st, err := cli.OpenStore(g.Store, io)
+		if err != nil {
+			return 0, err
+		}
+		defer st.Close()
+		bg := context.Background()
 		switch ctx.Command() {
 		case "new":
-			return 0, runNew(io, out)
+			return 0, runNew(st, io, out)
 		case "append <file>":
-			return 0, g.Append.run(io, out)
+			return 0, g.Append.run(bg, st, io, out)
 		case "truncate <file>":
-			return 0, g.Truncate.run(io)
+			return 0, g.Truncate.run(bg, st, io)
 		case "list":
-			return 0, g.List.run(io, out)
+			return 0, g.List.run(bg, st, io, out)
 		case "latest":
-			return 0, runLatest(io, out)
+			return 0, runLatest(bg, st, io, out)
 		case "resolve <prefix>":
-			return 0, g.Resolve.run(io, out)
+			return 0, g.Resolve.run(bg, st, io, out)
 		}
 		return 0, exitcode.Usagef("unknown command %q", ctx.Command())
 	})
 }
 
-func runNew(io cli.IO, out io.Writer) error {
-	dir, err := catalog.EnvFrom(io.Getenv).ProjectDir(io.Cwd)
-	if err != nil {
+func runNew(st store.Store, io cli.IO, out io.Writer) error {
+	n, err := st.NewName(io.Cwd)
+	if errors.Is(err, catalog.ErrNoSessionDir) {
 		return exitcode.New(exitcode.Usage, err)
 	}
-	id, err := session.NewSessionID()
 	if err != nil {
 		return exitcode.New(exitcode.Failure, err)
 	}
-	_, err = fmt.Fprintln(out, filepath.Join(dir, catalog.FileName(id)))
+	_, err = fmt.Fprintln(out, n)
 	return err
 }
 
-func (c *appendCmd) run(io cli.IO, out io.Writer) error {
+func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
 	if (c.Provider == "") != (c.Model == "") {
 		return exitcode.Usagef("--provider and --model go together")
 	}
-	var msgs []filestore.Msg
+	var msgs []store.Msg
 	if len(c.ToolResult) > 0 {
 		m, err := toolResults(c.ToolResult, c.User)
 		if err != nil {
@@ -127,7 +132,7 @@ func (c *appendCmd) run(io cli.IO, out io.Writer) error {
 		}
 		msgs = append(msgs, m)
 	} else if c.User != "" {
-		msgs = append(msgs, filestore.Msg{Raw: session.TextMessage("user", c.User), Role: "user"})
+		msgs = append(msgs, store.Msg{Raw: session.TextMessage("user", c.User), Role: "user"})
 	}
 	if c.User == "" && len(c.ToolResult) == 0 || !cli.IsTerminal(io.Stdin) {
 		in, err := readMessages(io.Stdin)
@@ -139,9 +144,10 @@ func (c *appendCmd) run(io cli.IO, out io.Writer) error {
 	if len(msgs) == 0 {
 		return exitcode.Usagef("no message lines on stdin: nothing appended (give message lines, or --user TEXT)")
 	}
-	res, err := filestore.Append(c.File, msgs, filestore.AppendOptions{
+	cli.SetWait(st, c.Wait)
+	res, err := st.Append(ctx, c.File, msgs, store.AppendOptions{
 		Provider: c.Provider, Model: c.Model, Parent: c.Parent, ExpectLeaf: c.ExpectLeaf,
-		AllowEmpty: c.AllowEmpty, Cwd: io.Cwd, LockWait: c.Wait, CacheDir: index.Dir(io.Getenv),
+		AllowEmpty: c.AllowEmpty, Cwd: io.Cwd,
 	})
 	if err != nil {
 		return storeError(err, c.File)
@@ -167,16 +173,16 @@ func (c *appendCmd) run(io cli.IO, out io.Writer) error {
 // toolResults builds one user message of tool results (ID=FILE each, the
 // file holding the tool's output), then the text, if any: the results of a
 // round travel together, as providers want them.
-func toolResults(specs []string, text string) (filestore.Msg, error) {
+func toolResults(specs []string, text string) (store.Msg, error) {
 	b := []byte(`{"role":"user","content":[`)
 	for i, spec := range specs {
 		id, file, ok := strings.Cut(spec, "=")
 		if !ok || id == "" || file == "" {
-			return filestore.Msg{}, exitcode.Usagef("--tool-result %q: give ID=FILE", spec)
+			return store.Msg{}, exitcode.Usagef("--tool-result %q: give ID=FILE", spec)
 		}
 		content, err := os.ReadFile(file)
 		if err != nil {
-			return filestore.Msg{}, exitcode.Usagef("--tool-result %s: %v", id, err)
+			return store.Msg{}, exitcode.Usagef("--tool-result %s: %v", id, err)
 		}
 		if i > 0 {
 			b = append(b, ',')
@@ -190,15 +196,15 @@ func toolResults(specs []string, text string) (filestore.Msg, error) {
 		b = append(b, `,{"type":"text","text":`...)
 		b = append(rawjson.AppendString(b, text), '}')
 	}
-	return filestore.ParseMessage(append(b, "]}"...))
+	return store.ParseMessage(append(b, "]}"...))
 }
 
 // readMessages reads every message line of r; blank lines are skipped.
-func readMessages(r io.Reader) ([]filestore.Msg, error) {
-	var msgs []filestore.Msg
+func readMessages(r io.Reader) ([]store.Msg, error) {
+	var msgs []store.Msg
 	var bad error
 	err := scan.MessageLines(r, func(n int, line []byte) error {
-		m, err := filestore.ParseMessage(line)
+		m, err := store.ParseMessage(line)
 		if err != nil {
 			bad = exitcode.Usagef("stdin line %d: %v: nothing appended", n, err)
 			return bad
@@ -218,25 +224,28 @@ func readMessages(r io.Reader) ([]filestore.Msg, error) {
 // storeError gives a store error its exit code and what to do.
 func storeError(err error, file string) error {
 	switch {
-	case errors.Is(err, filestore.ErrNoReply):
+	case errors.Is(err, store.ErrNoReply):
 		return exitcode.Usagef("%v: append the prompt with its reply, or give --allow-empty", err)
-	case errors.Is(err, filestore.ErrNoStamp), errors.Is(err, filestore.ErrNoParent),
-		errors.Is(err, filestore.ErrEmpty), errors.Is(err, filestore.ErrIsDir):
+	case errors.Is(err, store.ErrNoStamp), errors.Is(err, store.ErrNoParent),
+		errors.Is(err, store.ErrEmpty), errors.Is(err, store.ErrIsDir):
 		return exitcode.New(exitcode.Usage, err)
-	case errors.Is(err, filestore.ErrNeedsFsck), errors.Is(err, filestore.ErrNewerVersion):
+	case errors.Is(err, store.ErrNeedsFsck), errors.Is(err, store.ErrNewerVersion):
 		return exitcode.Failuref("%v: nothing written; run panto-fsck %s", err, file)
-	case errors.Is(err, filestore.ErrBusy):
+	case errors.Is(err, store.ErrBusy):
 		return exitcode.Failuref("%s is locked by another writer: nothing written; try again", file)
-	case errors.Is(err, filestore.ErrLeafMoved):
+	case errors.Is(err, store.ErrLeafMoved):
 		return exitcode.Failuref("%v: nothing written; replay the session and retry", err)
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, store.ErrAmbiguousID):
+		return exitcode.New(exitcode.Usage, err)
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, store.ErrNoSuchSession):
 		return exitcode.Failuref("%v", err)
 	}
 	return exitcode.New(exitcode.Failure, err)
 }
 
-func (c *truncateCmd) run(io cli.IO) error {
-	cut, err := filestore.Truncate(c.File, c.After, c.Wait, index.Dir(io.Getenv))
+func (c *truncateCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
+	cli.SetWait(st, c.Wait)
+	cut, err := st.Truncate(ctx, c.File, c.After)
 	if err != nil {
 		return storeError(err, c.File)
 	}
@@ -249,58 +258,23 @@ func (c *truncateCmd) run(io cli.IO) error {
 	return nil
 }
 
-func sessionFiles(io cli.IO, all bool) ([]string, error) {
-	env := catalog.EnvFrom(io.Getenv)
-	var files []string
-	var err error
-	if all {
-		base, berr := env.BaseDir()
-		if berr != nil {
-			return nil, exitcode.New(exitcode.Usage, berr)
-		}
-		files, err = catalog.AllFiles(base)
-	} else {
-		dir, derr := env.ProjectDir(io.Cwd)
-		if derr != nil {
-			return nil, exitcode.New(exitcode.Usage, derr)
-		}
-		files, err = catalog.Files(dir)
-	}
-	if err != nil {
-		return nil, exitcode.New(exitcode.Failure, err)
-	}
-	return files, nil
-}
-
 // sessions describes the sessions of this directory (or of all), newest
-// activity first. Those of another directory whose name encodes the same
-// (/a/b and /a-b) are left out by their header's cwd; a session whose cwd
-// encodes otherwise was moved here by hand, and is kept.
-func sessions(io cli.IO, all bool) ([]catalog.Session, error) {
-	files, err := sessionFiles(io, all)
-	if err != nil {
-		return nil, err
-	}
-	list, err := catalog.List(files, index.Dir(io.Getenv), func(err error) {
+// activity first.
+func sessions(ctx context.Context, st store.Store, io cli.IO, all bool) ([]store.Summary, error) {
+	list, err := st.List(ctx, io.Cwd, all, func(err error) {
 		cli.Warnf(io.Stderr, name, "%v: skipped (a session is a regular file)", err)
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, catalog.ErrNoSessionDir):
+		return nil, exitcode.New(exitcode.Usage, err)
+	case err != nil:
 		return nil, exitcode.New(exitcode.Failure, err)
 	}
-	if all {
-		return list, nil
-	}
-	mine := list[:0]
-	for _, s := range list {
-		if s.Cwd == io.Cwd || catalog.EncodeCwd(s.Cwd) != catalog.EncodeCwd(io.Cwd) {
-			mine = append(mine, s)
-		}
-	}
-	return mine, nil
+	return list, nil
 }
 
-func (c *listCmd) run(io cli.IO, out io.Writer) error {
-	list, err := sessions(io, c.All)
+func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+	list, err := sessions(ctx, st, io, c.All)
 	if err != nil {
 		return err
 	}
@@ -342,8 +316,8 @@ func (c *listCmd) run(io cli.IO, out io.Writer) error {
 	return tw.Flush()
 }
 
-func runLatest(io cli.IO, out io.Writer) error {
-	list, err := sessions(io, false)
+func runLatest(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+	list, err := sessions(ctx, st, io, false)
 	if err != nil {
 		return err
 	}
@@ -354,16 +328,12 @@ func runLatest(io cli.IO, out io.Writer) error {
 	return err
 }
 
-func (c *resolveCmd) run(io cli.IO, out io.Writer) error {
-	files, err := sessionFiles(io, c.All)
-	if err != nil {
-		return err
-	}
-	p, err := catalog.Resolve(files, c.Prefix)
+func (c *resolveCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+	p, err := st.Resolve(ctx, io.Cwd, c.All, c.Prefix)
 	switch {
-	case errors.Is(err, catalog.ErrAmbiguousID):
+	case errors.Is(err, store.ErrAmbiguousID), errors.Is(err, catalog.ErrNoSessionDir):
 		return exitcode.New(exitcode.Usage, err)
-	case errors.Is(err, catalog.ErrNoSuchSession):
+	case errors.Is(err, store.ErrNoSuchSession):
 		return exitcode.New(exitcode.Findings, err)
 	case err != nil:
 		return exitcode.New(exitcode.Failure, err)

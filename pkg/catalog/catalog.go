@@ -16,19 +16,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/scan"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 // Session describes one session file.
-type Session struct {
-	ID       string    `json:"id"`
-	Path     string    `json:"path"`
-	Cwd      string    `json:"cwd"`
-	Created  time.Time `json:"created"`
-	Modified time.Time `json:"modified"` // last entry's timestamp, else the file's mtime
-	Messages int       `json:"messages"` // user and assistant entries
-	Size     int64     `json:"size"`
-	Problem  string    `json:"problem,omitempty"` // set when the file could not be read whole
-}
+type Session = store.Summary
 
 // Files returns the session files directly in dir, links followed. A
 // missing dir has none.
@@ -162,48 +154,11 @@ func ShortLen(ids []string) int {
 
 // Resolve returns the file among files whose session id starts with prefix.
 func Resolve(files []string, prefix string) (string, error) {
-	prefix = strings.ToLower(prefix)
-	var hits []string
-	for _, p := range files {
-		id := IDFromPath(p)
-		if id == "" {
-			id = strings.TrimSuffix(filepath.Base(p), ".jsonl")
-		}
-		if strings.HasPrefix(id, prefix) {
-			hits = append(hits, p)
+	ids := make([]string, len(files))
+	for i, p := range files {
+		if ids[i] = IDFromPath(p); ids[i] == "" {
+			ids[i] = strings.TrimSuffix(filepath.Base(p), ".jsonl")
 		}
 	}
-	switch len(hits) {
-	case 0:
-		return "", &NotFoundError{Prefix: prefix}
-	case 1:
-		return hits[0], nil
-	}
-	sort.Strings(hits)
-	return "", &AmbiguousError{Prefix: prefix, Candidates: hits}
+	return store.Pick(prefix, ids, files)
 }
-
-// NotFoundError is a prefix that no session id starts with.
-type NotFoundError struct{ Prefix string }
-
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("no session id starts with %q: panto-log list shows them", e.Prefix)
-}
-
-func (e *NotFoundError) Unwrap() error { return ErrNoSuchSession }
-
-// AmbiguousError is a prefix that more than one session id starts with.
-type AmbiguousError struct {
-	Prefix     string
-	Candidates []string
-}
-
-func (e *AmbiguousError) Error() string {
-	ids := make([]string, len(e.Candidates))
-	for i, c := range e.Candidates {
-		ids[i] = strings.TrimSuffix(filepath.Base(c), ".jsonl")
-	}
-	return fmt.Sprintf("id prefix %q is ambiguous: %s: give more of the id", e.Prefix, strings.Join(ids, ", "))
-}
-
-func (e *AmbiguousError) Unwrap() error { return ErrAmbiguousID }

@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,54 +10,14 @@ import (
 
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/index"
-	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
-	"github.com/tidwall/gjson"
+	"github.com/panto-dev/panto/pkg/store"
 )
-
-// Msg is one message of a batch: its JSON as it will be stored, and its role.
-type Msg struct {
-	Raw  []byte
-	Role string
-}
-
-// ParseMessage validates a message line and compacts it. Field order,
-// escapes, numbers and string bytes are kept as given.
-func ParseMessage(line []byte) (Msg, error) {
-	role, err := session.CheckMessage(line)
-	if err != nil {
-		return Msg{}, err
-	}
-	raw, err := rawjson.Compact(line)
-	if err != nil {
-		return Msg{}, fmt.Errorf("%w: %v", session.ErrInvalidMsg, err)
-	}
-	return Msg{Raw: raw, Role: role}, nil
-}
-
-// AppendOptions are the choices of one append.
-type AppendOptions struct {
-	Provider, Model string        // stamp of user entries; "" for the file's active one
-	Parent          string        // parent of the first entry; "" for the leaf
-	ExpectLeaf      *string       // fail unless the leaf is this id
-	AllowEmpty      bool          // create a new file even without a reply
-	Cwd             string        // header cwd of a new file
-	LockWait        time.Duration // how long to wait for another writer
-	CacheDir        string        // where checkpoints are kept; "" for none
-	Now             func() time.Time
-}
-
-// Result is what an append did.
-type Result struct {
-	Lines   []byte // the entry lines written
-	Created bool   // the file was created
-	Cut     *Cut   // a torn tail cut first, if any
-}
 
 // Append writes msgs to the session file at path as one batch: all of it
 // or, on any error, none of it.
-func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
+func (fs *Files) Append(_ context.Context, path string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -67,26 +28,26 @@ func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	case err != nil:
 		return nil, err
 	case fi.IsDir():
-		return nil, fmt.Errorf("%w: %s", ErrIsDir, path)
+		return nil, fmt.Errorf("%w: %s", store.ErrIsDir, path)
 	}
 	if len(msgs) == 0 {
-		return nil, ErrEmpty
+		return nil, store.ErrEmpty
 	}
-	f, fi, err := OpenLocked(path, o.LockWait)
+	f, fi, err := OpenLocked(path, fs.Wait)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, l, err := loadState(f, fi, path, o.CacheDir, o.Parent != "")
+	st, l, err := loadState(f, fi, path, fs.CacheDir, o.Parent != "")
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLeaf(st.Leaf, o.ExpectLeaf); err != nil {
+	if err := store.CheckLeaf(st.Leaf, o.ExpectLeaf); err != nil {
 		return nil, err
 	}
 	parentID := st.Leaf
 	stamp := session.Stamp{Provider: o.Provider, Model: o.Model}
-	if stamp.Provider == "" && !st.StampKnown && l == nil && hasUser(msgs) {
+	if stamp.Provider == "" && !st.StampKnown && l == nil && store.HasUser(msgs) {
 		// The leaf's active stamp lies on a branch the checkpoint does
 		// not follow: read the whole file for it.
 		if l, err = scanAll(f, fi, path); err != nil {
@@ -97,7 +58,7 @@ func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	case o.Parent != "":
 		i := l.Lookup(o.Parent)
 		if i < 0 {
-			return nil, fmt.Errorf("%w: %s has no entry %q", ErrNoParent, path, o.Parent)
+			return nil, fmt.Errorf("%w: %s has no entry %q", store.ErrNoParent, path, o.Parent)
 		}
 		parentID = o.Parent
 		if stamp.Provider == "" {
@@ -109,14 +70,14 @@ func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	case l != nil && l.Leaf() >= 0:
 		stamp, _ = l.Active(l.Leaf())
 	}
-	buf, err := build(msgs, parentID, stamp, st.Taken, o.Now())
+	buf, _, err := store.Build(msgs, parentID, stamp, st.Taken, o.Now())
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Lines: buf}
+	res := &store.Result{Lines: buf}
 	if size := fi.Size(); size > st.Good {
 		if res.Cut, err = CutAt(f, path, st.Good, size, 0); err != nil {
-			index.Forget(o.CacheDir, path)
+			index.Forget(fs.CacheDir, path)
 			return nil, err
 		}
 	}
@@ -126,7 +87,7 @@ func Append(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	if st.Catch(f, st.Good+int64(len(buf))) {
 		if fi, err := f.Stat(); err == nil { // the file as this append leaves it
 			st.Seen(fi)
-			st.Save(o.CacheDir, path) // a cache: a failure costs the next append a full read
+			st.Save(fs.CacheDir, path) // a cache: a failure costs the next append a full read
 		}
 	}
 	return res, nil
@@ -150,28 +111,6 @@ func loadState(f *os.File, fi os.FileInfo, path, cacheDir string, full bool) (st
 	return index.FromLog(l, f, fi), l, nil
 }
 
-func hasUser(msgs []Msg) bool {
-	for _, m := range msgs {
-		if m.Role == "user" {
-			return true
-		}
-	}
-	return false
-}
-
-func checkLeaf(got string, want *string) error {
-	if want == nil {
-		return nil
-	}
-	if got != *want {
-		if got == "" {
-			got = "none"
-		}
-		return fmt.Errorf("%w: the leaf is %s, not %s (another writer appended)", ErrLeafMoved, got, *want)
-	}
-	return nil
-}
-
 // appendBatch writes buf with one write(2) at the end of f (opened with
 // O_APPEND, its size good) and fsyncs it. On any error it cuts f back to
 // good, so no partial batch stays behind.
@@ -193,56 +132,18 @@ func appendBatch(f *os.File, path string, good int64, buf []byte) error {
 	return nil
 }
 
-// build renders msgs as entry lines: the first a child of parentID, each
-// next a child of the one before.
-func build(msgs []Msg, parentID string, stamp session.Stamp, taken func(string) bool, now time.Time) ([]byte, error) {
-	if stamp.Provider == "" {
-		for _, m := range msgs {
-			if m.Role == "assistant" {
-				r := gjson.GetManyBytes(m.Raw, "provider", "model")
-				stamp = session.Stamp{Provider: r[0].Str, Model: r[1].Str}
-				break
-			}
-		}
-	}
-	ts := session.Timestamp(now)
-	mine := map[string]bool{}
-	var buf []byte
-	for _, m := range msgs {
-		id, err := session.NewEntryID(func(s string) bool { return mine[s] || taken(s) })
-		if err != nil {
-			return nil, err
-		}
-		mine[id] = true
-		e := session.Entry{ID: id, ParentID: parentID, Timestamp: ts, Message: m.Raw}
-		if m.Role == "user" {
-			if stamp.Provider == "" || stamp.Model == "" {
-				return nil, fmt.Errorf("%w: give --provider and --model", ErrNoStamp)
-			}
-			e.Provider, e.Model = stamp.Provider, stamp.Model
-		}
-		buf = e.AppendLine(buf)
-		parentID = id
-	}
-	return buf, nil
-}
-
 // create writes a new session file holding the header and msgs, atomically:
 // a temporary file beside the final name, fsynced, linked into place only if
 // the name is still free, then the directory fsynced.
-func create(path string, msgs []Msg, o AppendOptions) (*Result, error) {
+func create(path string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
 	if o.Parent != "" {
-		return nil, fmt.Errorf("%w: %s does not exist, so it has no entry %q", ErrNoParent, path, o.Parent)
+		return nil, fmt.Errorf("%w: %s does not exist, so it has no entry %q", store.ErrNoParent, path, o.Parent)
 	}
-	if err := checkLeaf("", o.ExpectLeaf); err != nil {
+	if err := store.CheckLeaf("", o.ExpectLeaf); err != nil {
 		return nil, err
 	}
-	hasReply := false
-	for _, m := range msgs {
-		hasReply = hasReply || m.Role == "assistant"
-	}
-	if !hasReply && !o.AllowEmpty {
-		return nil, fmt.Errorf("%w: %s does not exist and a session file is created by its first reply", ErrNoReply, path)
+	if !store.HasReply(msgs) && !o.AllowEmpty {
+		return nil, fmt.Errorf("%w: %s does not exist and a session file is created by its first reply", store.ErrNoReply, path)
 	}
 	id := catalog.IDFromPath(path)
 	if id == "" {
@@ -253,7 +154,7 @@ func create(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	}
 	now := o.Now()
 	buf := session.Header{ID: id, Timestamp: session.Timestamp(now), Cwd: o.Cwd}.AppendLine(nil)
-	body, err := build(msgs, "", session.Stamp{Provider: o.Provider, Model: o.Model}, func(string) bool { return false }, now)
+	body, _, err := store.Build(msgs, "", session.Stamp{Provider: o.Provider, Model: o.Model}, func(string) bool { return false }, now)
 	if err != nil {
 		return nil, err
 	}
@@ -279,12 +180,12 @@ func create(path string, msgs []Msg, o AppendOptions) (*Result, error) {
 	}
 	if err := os.Link(tmp.Name(), path); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("%w: %s (another writer created it first)", ErrExists, path)
+			return nil, fmt.Errorf("%w: %s (another writer created it first)", store.ErrExists, path)
 		}
 		return nil, err
 	}
 	if err := syncDir(dir); err != nil {
 		return nil, fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
-	return &Result{Lines: body, Created: true}, nil
+	return &store.Result{Lines: body, Created: true}, nil
 }

@@ -1,12 +1,14 @@
 package filestore
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 // makeLog writes a session of about size bytes of 4 KiB-text pairs.
@@ -52,12 +54,12 @@ func BenchmarkAppend(b *testing.B) {
 				cache := b.TempDir()
 				// The first append reads the whole log once and leaves a
 				// checkpoint; the steady state is what is measured.
-				if _, err := Append(path, msgs, AppendOptions{Cwd: "/b", CacheDir: cache}); err != nil {
+				if _, err := (&Files{CacheDir: cache}).Append(context.Background(), path, msgs, store.AppendOptions{Cwd: "/b"}); err != nil {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
 				for range b.N {
-					if _, err := Append(path, msgs, AppendOptions{Cwd: "/b", CacheDir: cache}); err != nil {
+					if _, err := (&Files{CacheDir: cache}).Append(context.Background(), path, msgs, store.AppendOptions{Cwd: "/b"}); err != nil {
 						b.Fatal(err)
 					}
 				}

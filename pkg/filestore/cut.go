@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 // CutName is the name a cut of path made at t is saved under.
@@ -151,17 +153,9 @@ func Replace(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// Cut is what a cut removed.
-type Cut struct {
-	From    int64  // offset the file was cut at
-	Bytes   int64  // bytes removed
-	Entries int    // complete entries among them
-	SavedAs string // where the bytes were saved
-}
-
 // CutAt saves [from, size) of the locked file f beside path, then truncates
 // f to from and fsyncs it.
-func CutAt(f *os.File, path string, from, size int64, entries int) (*Cut, error) {
+func CutAt(f *os.File, path string, from, size int64, entries int) (*store.Cut, error) {
 	saved, discard, err := SaveCut(f, path, from)
 	if err != nil {
 		return nil, err
@@ -170,7 +164,7 @@ func CutAt(f *os.File, path string, from, size int64, entries int) (*Cut, error)
 		discard() // nothing was cut
 		return nil, fmt.Errorf("truncate %s: %w", path, err)
 	}
-	cut := &Cut{From: from, Bytes: size - from, Entries: entries, SavedAs: saved}
+	cut := &store.Cut{From: from, Bytes: size - from, Entries: entries, SavedAs: saved}
 	if err := f.Sync(); err != nil {
 		return cut, fmt.Errorf("fsync %s: %w", path, err) // cut, but maybe not durably
 	}
@@ -180,8 +174,8 @@ func CutAt(f *os.File, path string, from, size int64, entries int) (*Cut, error)
 // Truncate repairs a torn tail of path (policy tail) or, with after set,
 // cuts every line after the entry with that id. It takes the writer's lock
 // for up to wait. A nil Cut means there was nothing to cut.
-func Truncate(path, after string, wait time.Duration, cacheDir string) (*Cut, error) {
-	f, fi, err := OpenLocked(path, wait)
+func (fs *Files) Truncate(_ context.Context, path, after string) (*store.Cut, error) {
+	f, fi, err := OpenLocked(path, fs.Wait)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +191,7 @@ func Truncate(path, after string, wait time.Duration, cacheDir string) (*Cut, er
 	if after != "" {
 		i := l.Lookup(after)
 		if i < 0 {
-			return nil, fmt.Errorf("%w: %s has no entry %q", ErrNoParent, path, after)
+			return nil, fmt.Errorf("%w: %s has no entry %q", store.ErrNoParent, path, after)
 		}
 		n := l.Nodes[i]
 		from = n.Off + n.Len + 1
@@ -205,20 +199,20 @@ func Truncate(path, after string, wait time.Duration, cacheDir string) (*Cut, er
 	if from >= l.Size {
 		return nil, nil
 	}
-	index.Forget(cacheDir, path)
+	index.Forget(fs.CacheDir, path)
 	return CutAt(f, path, from, l.Size, l.EntriesFrom(from))
 }
 
 // OpenLocked opens the session file at path to write (appends go to its
 // end) and takes its lock, waiting up to wait. It makes sure the file it
 // locked is still the one at path (a repair may have replaced it), and
-// never waits on what is not a regular file: a directory is ErrIsDir,
+// never waits on what is not a regular file: a directory is store.ErrIsDir,
 // anything else (a FIFO named *.jsonl) catalog.ErrNotRegular.
 func OpenLocked(path string, wait time.Duration) (*os.File, os.FileInfo, error) {
 	for range 10 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NONBLOCK, 0)
 		if errors.Is(err, syscall.EISDIR) {
-			return nil, nil, fmt.Errorf("%w: %s", ErrIsDir, path)
+			return nil, nil, fmt.Errorf("%w: %s", store.ErrIsDir, path)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -260,17 +254,17 @@ func scanAll(f *os.File, fi os.FileInfo, path string) (*scan.Log, error) {
 func writable(path string, l *scan.Log) error {
 	switch {
 	case l.Size == 0:
-		return fmt.Errorf("%w: %s is empty (no header)", ErrNeedsFsck, path)
+		return fmt.Errorf("%w: %s is empty (no header)", store.ErrNeedsFsck, path)
 	case !l.HeaderOK && l.Header.Type == "session":
-		return fmt.Errorf("%w: %s: bad header: %s", ErrNeedsFsck, path, l.Header.Problem)
+		return fmt.Errorf("%w: %s: bad header: %s", store.ErrNeedsFsck, path, l.Header.Problem)
 	case !l.HeaderOK:
-		return fmt.Errorf("%w: %s: line 1 is not a session header", ErrNeedsFsck, path)
+		return fmt.Errorf("%w: %s: line 1 is not a session header", store.ErrNeedsFsck, path)
 	case l.Header.Version > session.Version:
-		return fmt.Errorf("%w: %s is format version %d; this panto writes version %d", ErrNewerVersion, path, l.Header.Version, session.Version)
+		return fmt.Errorf("%w: %s is format version %d; this panto writes version %d", store.ErrNewerVersion, path, l.Header.Version, session.Version)
 	case len(l.Headers) > 0:
-		return fmt.Errorf("%w: %s: %s", ErrNeedsFsck, path, l.Headers[0])
+		return fmt.Errorf("%w: %s: %s", store.ErrNeedsFsck, path, l.Headers[0])
 	case l.CorruptMid:
-		return fmt.Errorf("%w: %s: %s", ErrNeedsFsck, path, l.Corrupt[0])
+		return fmt.Errorf("%w: %s: %s", store.ErrNeedsFsck, path, l.Corrupt[0])
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/pkg/scan"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 // scanFile indexes the file at path, failing the test on a read error.
@@ -42,9 +44,9 @@ func checkClean(t *testing.T, path string) *scan.Log {
 	return l
 }
 
-func mustAppend(t *testing.T, path string, msgs []Msg) *Result {
+func mustAppend(t *testing.T, path string, msgs []store.Msg) *store.Result {
 	t.Helper()
-	res, err := Append(path, msgs, AppendOptions{Cwd: "/t"})
+	res, err := (&Files{}).Append(context.Background(), path, msgs, store.AppendOptions{Cwd: "/t"})
 	if err != nil {
 		t.Fatal(err)
 	}

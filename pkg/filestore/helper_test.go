@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 // The test binary doubles as a writer process, so durability tests can kill
@@ -37,7 +39,7 @@ func helper(mode, file string, args []string) int {
 		n, _ := strconv.Atoi(args[0])
 		size, _ := strconv.Atoi(args[1])
 		for i := range n {
-			res, err := Append(file, pair(fmt.Sprintf("%d-%d", os.Getpid(), i), size), AppendOptions{Cwd: "/t", LockWait: time.Minute})
+			res, err := (&Files{Wait: time.Minute}).Append(context.Background(), file, pair(fmt.Sprintf("%d-%d", os.Getpid(), i), size), store.AppendOptions{Cwd: "/t"})
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 3
@@ -49,11 +51,11 @@ func helper(mode, file string, args []string) int {
 		}
 	case "create":
 		none := "" // the creator expects no leaf: the file must not exist yet
-		_, err := Append(file, pair("c", 10), AppendOptions{Cwd: "/t", ExpectLeaf: &none})
+		_, err := (&Files{}).Append(context.Background(), file, pair("c", 10), store.AppendOptions{Cwd: "/t", ExpectLeaf: &none})
 		switch {
 		case err == nil:
 			fmt.Fprintln(out, "won")
-		case errors.Is(err, ErrExists), errors.Is(err, ErrLeafMoved):
+		case errors.Is(err, store.ErrExists), errors.Is(err, store.ErrLeafMoved):
 			fmt.Fprintln(out, "lost")
 		default:
 			fmt.Fprintln(os.Stderr, err)
@@ -67,16 +69,16 @@ func helper(mode, file string, args []string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 3
 		}
-		_, err := Append(file, pair("big", 64<<10), AppendOptions{Cwd: "/t"})
+		_, err := (&Files{}).Append(context.Background(), file, pair("big", 64<<10), store.AppendOptions{Cwd: "/t"})
 		fmt.Fprintln(out, err)
 	}
 	return 0
 }
 
 // pair is a user prompt and its reply, with texts of about size bytes.
-func pair(tag string, size int) []Msg {
+func pair(tag string, size int) []store.Msg {
 	text := tag + " " + strings.Repeat("x", size)
-	return []Msg{
+	return []store.Msg{
 		{Raw: session.TextMessage("user", text), Role: "user"},
 		{Raw: []byte(`{"role":"assistant","content":[{"type":"text","text":"` + text + `"}],"provider":"p","model":"m","stopReason":"stop"}`), Role: "assistant"},
 	}

@@ -5,10 +5,12 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 // Lock takes an exclusive flock on f. It retries for up to wait (0: one
-// try) and returns ErrBusy when the lock stays taken. The kernel releases
+// try) and returns store.ErrBusy when the lock stays taken. The kernel releases
 // the lock when f is closed or the process dies, so no lock is ever stale.
 func Lock(f *os.File, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
@@ -25,7 +27,7 @@ func Lock(f *os.File, wait time.Duration) error {
 			return &os.PathError{Op: "flock", Path: f.Name(), Err: err}
 		}
 		if !time.Now().Before(deadline) {
-			return ErrBusy
+			return store.ErrBusy
 		}
 		time.Sleep(delay)
 		delay = min(2*delay, 50*time.Millisecond)

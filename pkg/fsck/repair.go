@@ -11,6 +11,7 @@ import (
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/index"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 // Policies, named after RocksDB's WAL recovery modes.
@@ -123,7 +124,7 @@ func Run(path string, o Options) *Report {
 		path = real
 		var fi os.FileInfo
 		f, fi, err = filestore.OpenLocked(path, 0)
-		if errors.Is(err, filestore.ErrBusy) {
+		if errors.Is(err, store.ErrBusy) {
 			r.Status, r.Bits = "busy", BitBusy
 			return r
 		}

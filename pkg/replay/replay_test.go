@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 // randText returns text with JSON-hostile characters: quotes, escapes,
@@ -55,35 +57,35 @@ func randMessage(r *rand.Rand, role string) []byte {
 	return append(b, '}')
 }
 
-// TestRoundTrip: any conversation written with filestore.Append, in batches of
+// TestRoundTrip: any conversation written with the file store, in batches of
 // any size, replays to exactly the message lines that went in.
 func TestRoundTrip(t *testing.T) {
 	for seed := range uint64(50) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		path := filepath.Join(t.TempDir(), "s.jsonl")
 		var want [][]byte
-		var batch []filestore.Msg
+		var batch []store.Msg
 		for i := range 2 + r.IntN(30) {
 			role := []string{"user", "assistant", "system"}[r.IntN(3)]
 			if i == 0 {
 				role = "assistant"
 			}
 			line := randMessage(r, role)
-			m, err := filestore.ParseMessage(line)
+			m, err := store.ParseMessage(line)
 			if err != nil {
 				t.Fatalf("seed %d: generated an invalid message %s: %v", seed, line, err)
 			}
 			want = append(want, line)
 			batch = append(batch, m)
 			if r.IntN(3) == 0 {
-				if _, err := filestore.Append(path, batch, filestore.AppendOptions{Provider: "p", Model: "m"}); err != nil {
+				if _, err := (&filestore.Files{}).Append(context.Background(), path, batch, store.AppendOptions{Provider: "p", Model: "m"}); err != nil {
 					t.Fatal(err)
 				}
 				batch = nil
 			}
 		}
 		if len(batch) > 0 {
-			if _, err := filestore.Append(path, batch, filestore.AppendOptions{Provider: "p", Model: "m"}); err != nil {
+			if _, err := (&filestore.Files{}).Append(context.Background(), path, batch, store.AppendOptions{Provider: "p", Model: "m"}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,0 +1,80 @@
+// Package nullstore is the store that keeps nothing (PANTO_STORE=null:):
+// appends succeed, with the entry lines they would have written, and reads
+// find nothing. For embedders and dry runs.
+package nullstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// Null keeps nothing.
+type Null struct{}
+
+func init() {
+	store.Register("null", func(url string, _ func(string) string) (store.Store, error) {
+		if url != "null:" {
+			return nil, fmt.Errorf("%w: %q: the null store is null: and nothing more", store.ErrBadURL, url)
+		}
+		return Null{}, nil
+	})
+}
+
+// Where says that nothing is kept.
+func (Null) Where() string { return "null: (nothing is kept)" }
+
+// NewName is a new session id.
+func (Null) NewName(string) (string, error) { return session.NewSessionID() }
+
+// Append checks the batch as any store does and keeps nothing: every
+// session is new.
+func (Null) Append(_ context.Context, _ string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
+	if len(msgs) == 0 {
+		return nil, store.ErrEmpty
+	}
+	if o.Parent != "" {
+		return nil, fmt.Errorf("%w: the null store keeps no entry %q", store.ErrNoParent, o.Parent)
+	}
+	if err := store.CheckLeaf("", o.ExpectLeaf); err != nil {
+		return nil, err
+	}
+	if !store.HasReply(msgs) && !o.AllowEmpty {
+		return nil, fmt.Errorf("%w: a session is created by its first reply", store.ErrNoReply)
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	lines, _, err := store.Build(msgs, "", session.Stamp{Provider: o.Provider, Model: o.Model}, func(string) bool { return false }, now())
+	if err != nil {
+		return nil, err
+	}
+	return &store.Result{Lines: lines, Created: true}, nil
+}
+
+// Truncate finds nothing to cut.
+func (Null) Truncate(_ context.Context, name, _ string) (*store.Cut, error) {
+	return nil, fmt.Errorf("%w: %s (the null store keeps nothing)", store.ErrNoSuchSession, name)
+}
+
+// Open finds nothing.
+func (Null) Open(_ context.Context, name string) (store.Reader, error) {
+	return nil, fmt.Errorf("%w: %s (the null store keeps nothing)", store.ErrNoSuchSession, name)
+}
+
+// List lists nothing.
+func (Null) List(context.Context, string, bool, func(error)) ([]store.Summary, error) {
+	return nil, nil
+}
+
+// Resolve finds nothing.
+func (Null) Resolve(_ context.Context, _ string, _ bool, prefix string) (string, error) {
+	return "", &store.NotFoundError{Prefix: prefix}
+}
+
+// Close does nothing.
+func (Null) Close() error { return nil }

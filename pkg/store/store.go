@@ -1,0 +1,273 @@
+// Package store is what the commands do to sessions, whatever holds them
+// (SPEC §10, seed 003): create, append a batch, cut, read a session's entry
+// lines in order, list, resolve an id prefix. A backend is a package of its
+// own that registers itself: files (package filestore, the default), null
+// (nullstore) and PostgreSQL (pgstore). The commands use only this
+// interface, and one conformance suite (storetest) holds every backend to
+// the same behaviour.
+package store
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+// Store holds sessions. A session is named by a file path in the file
+// store and by its id (or a unique prefix of it) in a database.
+type Store interface {
+	// Where says where the sessions are, for messages: a directory, or a
+	// database URL without its password.
+	Where() string
+	// NewName returns the name a new session of cwd would get; nothing is
+	// created (SPEC §4: a session exists from its first reply on).
+	NewName(cwd string) (string, error)
+	// Append writes msgs to the session as one batch, all or nothing,
+	// under the rules of SPEC §5 (stamps, parent, expected leaf, deferred
+	// creation).
+	Append(ctx context.Context, name string, msgs []Msg, o AppendOptions) (*Result, error)
+	// Truncate cuts every entry after entry after (after "": only a torn
+	// tail, which only files have); what it cuts is kept aside, never
+	// simply deleted. A nil Cut means there was nothing to cut.
+	Truncate(ctx context.Context, name, after string) (*Cut, error)
+	// Open opens a session to read it as a session file's bytes: the
+	// header line, then the entry lines in order.
+	Open(ctx context.Context, name string) (Reader, error)
+	// List describes the sessions of cwd (of every cwd with all), newest
+	// activity first. What cannot be a session is given to skip.
+	List(ctx context.Context, cwd string, all bool, skip func(error)) ([]Summary, error)
+	// Resolve returns the name of the session whose id starts with
+	// prefix: ErrNoSuchSession or an *AmbiguousError otherwise.
+	Resolve(ctx context.Context, cwd string, all bool, prefix string) (string, error)
+	// Close releases what the store holds (a connection).
+	Close() error
+}
+
+// Reader is a session opened to read: its bytes as a session file has
+// them, read in order or at any offset.
+type Reader interface {
+	io.Reader
+	io.ReaderAt
+	Size() int64
+	Close() error
+}
+
+// Summary describes one session in a listing.
+type Summary struct {
+	ID       string    `json:"id"`
+	Path     string    `json:"path"` // its name: a file's path, or the id in a database
+	Cwd      string    `json:"cwd"`
+	Created  time.Time `json:"created"`
+	Modified time.Time `json:"modified"` // last activity
+	Messages int       `json:"messages"` // user and assistant entries
+	Size     int64     `json:"size"`
+	Problem  string    `json:"problem,omitempty"` // set when the session could not be read whole
+}
+
+// Msg is one message of a batch: its JSON as it will be stored, and its role.
+type Msg struct {
+	Raw  []byte
+	Role string
+}
+
+// ParseMessage validates a message line and compacts it. Field order,
+// escapes, numbers and string bytes are kept as given.
+func ParseMessage(line []byte) (Msg, error) {
+	role, err := session.CheckMessage(line)
+	if err != nil {
+		return Msg{}, err
+	}
+	raw, err := rawjson.Compact(line)
+	if err != nil {
+		return Msg{}, fmt.Errorf("%w: %v", session.ErrInvalidMsg, err)
+	}
+	return Msg{Raw: raw, Role: role}, nil
+}
+
+// AppendOptions are the choices of one append.
+type AppendOptions struct {
+	Provider, Model string  // stamp of user entries; "" for the session's active one
+	Parent          string  // parent of the first entry; "" for the leaf
+	ExpectLeaf      *string // fail unless the leaf is this id ("" : no entry yet)
+	AllowEmpty      bool    // create a new session even without a reply
+	Cwd             string  // the header's cwd of a new session
+	Now             func() time.Time
+}
+
+// Result is what an append did.
+type Result struct {
+	Lines   []byte // the entry lines written
+	Created bool   // the session was created
+	Cut     *Cut   // a torn tail cut first, if any
+}
+
+// Cut is what a cut removed.
+type Cut struct {
+	From    int64  // where the session was cut: a byte offset of the file
+	Bytes   int64  // bytes removed
+	Entries int    // complete entries among them
+	SavedAs string // where they were kept
+}
+
+// HasReply reports whether msgs hold an assistant message: a session is
+// created only by a batch that does (SPEC §4).
+func HasReply(msgs []Msg) bool {
+	for _, m := range msgs {
+		if m.Role == "assistant" {
+			return true
+		}
+	}
+	return false
+}
+
+// HasUser reports whether msgs hold a user message.
+func HasUser(msgs []Msg) bool {
+	for _, m := range msgs {
+		if m.Role == "user" {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckLeaf fails with ErrLeafMoved unless the leaf is want (when given).
+func CheckLeaf(got string, want *string) error {
+	if want == nil || got == *want {
+		return nil
+	}
+	if got == "" {
+		got = "none"
+	}
+	return fmt.Errorf("%w: the leaf is %s, not %s (another writer appended)", ErrLeafMoved, got, *want)
+}
+
+// Build renders msgs as entry lines: the first a child of parentID, each
+// next a child of the one before. User entries get stamp, or without one
+// the provider/model of the batch's reply (where the prompt was sent).
+// taken says which ids the session uses already. It returns the lines and
+// their ids.
+func Build(msgs []Msg, parentID string, stamp session.Stamp, taken func(string) bool, now time.Time) ([]byte, []string, error) {
+	if stamp.Provider == "" {
+		for _, m := range msgs {
+			if m.Role == "assistant" {
+				r := gjson.GetManyBytes(m.Raw, "provider", "model")
+				stamp = session.Stamp{Provider: r[0].Str, Model: r[1].Str}
+				break
+			}
+		}
+	}
+	ts := session.Timestamp(now)
+	mine := map[string]bool{}
+	var buf []byte
+	ids := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		id, err := session.NewEntryID(func(s string) bool { return mine[s] || taken(s) })
+		if err != nil {
+			return nil, nil, err
+		}
+		mine[id] = true
+		e := session.Entry{ID: id, ParentID: parentID, Timestamp: ts, Message: m.Raw}
+		if m.Role == "user" {
+			if stamp.Provider == "" || stamp.Model == "" {
+				return nil, nil, fmt.Errorf("%w: give --provider and --model", ErrNoStamp)
+			}
+			e.Provider, e.Model = stamp.Provider, stamp.Model
+		}
+		buf = e.AppendLine(buf)
+		ids = append(ids, id)
+		parentID = id
+	}
+	return buf, ids, nil
+}
+
+// AmbiguousError is a prefix that more than one session id starts with.
+type AmbiguousError struct {
+	Prefix string
+	IDs    []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("id prefix %q is ambiguous: %s: give more of the id", e.Prefix, strings.Join(e.IDs, ", "))
+}
+
+func (e *AmbiguousError) Unwrap() error { return ErrAmbiguousID }
+
+// NotFoundError is a prefix that no session id starts with.
+type NotFoundError struct{ Prefix string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no session id starts with %q: panto-log list shows them", e.Prefix)
+}
+
+func (e *NotFoundError) Unwrap() error { return ErrNoSuchSession }
+
+// Pick resolves prefix among ids (names[i] is the name of ids[i]).
+func Pick(prefix string, ids, names []string) (string, error) {
+	prefix = strings.ToLower(prefix)
+	var hits []int
+	for i, id := range ids {
+		if strings.HasPrefix(id, prefix) {
+			hits = append(hits, i)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return "", &NotFoundError{Prefix: prefix}
+	case 1:
+		return names[hits[0]], nil
+	}
+	e := &AmbiguousError{Prefix: prefix}
+	for _, i := range hits {
+		e.IDs = append(e.IDs, ids[i])
+	}
+	sort.Strings(e.IDs)
+	return "", e
+}
+
+// Opener opens a store from its URL; getenv reads the environment (for
+// the file store's directories, and libpq's PG* variables).
+type Opener func(url string, getenv func(string) string) (Store, error)
+
+var (
+	mu      sync.Mutex
+	openers = map[string]Opener{}
+)
+
+// Register makes a backend known by the scheme of its URLs ("file" is the
+// default, for an empty URL).
+func Register(scheme string, o Opener) {
+	mu.Lock()
+	defer mu.Unlock()
+	openers[scheme] = o
+}
+
+// Open opens the store a URL names: "" for the file store, "null:", or
+// "postgres://…" (also "postgresql://…").
+func Open(url string, getenv func(string) string) (Store, error) {
+	scheme := "file"
+	if url != "" {
+		s, _, ok := strings.Cut(url, ":")
+		if !ok || s == "" {
+			return nil, fmt.Errorf("%w: %q: give postgres://…, null: or nothing for files", ErrBadURL, Redact(url))
+		}
+		scheme = strings.ToLower(s)
+	}
+	if scheme == "postgresql" {
+		scheme = "postgres"
+	}
+	mu.Lock()
+	o := openers[scheme]
+	mu.Unlock()
+	if o == nil {
+		return nil, fmt.Errorf("%w: %q: no store of kind %q (give postgres://…, null: or nothing for files)", ErrBadURL, Redact(url), scheme)
+	}
+	return o(url, getenv)
+}
