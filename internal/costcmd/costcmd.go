@@ -4,9 +4,10 @@ package costcmd
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
-	"io"
+	goio "io"
 	"io/fs"
 	"os"
 	"sort"
@@ -16,15 +17,17 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/pricing"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 const name = "panto-cost"
 
 type grammar struct {
 	Version kong.VersionFlag `help:"Print the version and exit."`
-	Paths   []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below), or - for entry or message lines on stdin (the default)."`
+	Paths   []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
+	All     bool             `help:"Every session of the store."`
+	Store   string           `help:"${storehelp}" placeholder:"URL"`
 	Pricing string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json (default: $XDG_CONFIG_HOME/panto/models.toml)." placeholder:"FILE"`
 	By      string           `enum:"turn,session,model,day,week,month,project" default:"session" help:"Rows: turn, session, model, day, week, month or project."`
 	Format  string           `enum:"table,jsonl,json," default:"" help:"table (the default on a terminal), jsonl (the default otherwise) or json."`
@@ -56,7 +59,7 @@ func parseDay(s string, end bool) (time.Time, error) {
 	return t, nil
 }
 
-func (g *grammar) run(io cli.IO, out io.Writer) (int, error) {
+func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	var since, until time.Time
 	var err error
 	if g.Since != "" {
@@ -128,10 +131,15 @@ func (g *grammar) run(io cli.IO, out io.Writer) (int, error) {
 		return nil
 	}
 	inputs := g.Paths
-	if len(inputs) == 0 {
+	if len(inputs) == 0 && !g.All {
 		inputs = []string{"-"}
 	}
-	if err := g.inputs(inputs, io.Stdin, since, until, &skip, warn, emit); err != nil {
+	st, err := cli.OpenStore(g.Store, io)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	if err := g.inputs(st, io, inputs, since, until, &skip, warn, emit); err != nil {
 		if overflow(err) {
 			return 0, exitcode.Failuref("%v: no report can hold it", err)
 		}
@@ -216,17 +224,19 @@ func (g *grammar) sort(rows []*row) {
 	}
 }
 
-// inputs reads the arguments in order: stdin, files, and every session
-// file below a directory (links followed). A file reached twice is read
-// once, and a reply that another input counted already is not counted
-// again. A file that cannot hold turns since --since is not read: one whose
-// inode last changed before that day (a time nothing but the kernel sets).
-func (g *grammar) inputs(args []string, stdin io.Reader, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
+// inputs reads the arguments in order: stdin, and the sessions of the
+// store each argument names (for files: a file, or every session file below
+// a directory, links followed), then with --all every session of the
+// store. A file reached twice is read once, and a reply that another input
+// counted already is not counted again. A file that cannot hold turns
+// since --since is not read: one whose inode last changed before that day
+// (a time nothing but the kernel sets).
+func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
 	c := &counted{hex: map[hexReply]int{}, other: map[strReply]int{}}
 	names := map[string]string{}
 	read := map[fileID]bool{}
 	n := 0
-	readOne := func(label string, in io.Reader) error {
+	readOne := func(label string, in goio.Reader) error {
 		r := &reader{label: label, input: n, session: label, counted: c, skip: skip, warn: warn, needTime: g.needTime(since, until), names: &names}
 		if id := catalog.IDFromPath(label); id != "" {
 			r.session = id
@@ -238,40 +248,70 @@ func (g *grammar) inputs(args []string, stdin io.Reader, since, until time.Time,
 		}
 		return err
 	}
+	ctx := context.Background()
+	session := func(name string, err error) error {
+		if err == nil {
+			var f store.Reader
+			if f, err = st.Open(ctx, name); err == nil {
+				defer f.Close()
+				if id, ok := identity(f); ok {
+					if read[id] {
+						return nil
+					}
+					read[id] = true
+				}
+				if t, ok := f.(interface{ Ctime() time.Time }); ok && !since.IsZero() && t.Ctime().Before(since) {
+					return nil
+				}
+				if err := readOne(name, f); err != nil {
+					return readError(name, err)
+				}
+				return nil
+			}
+		}
+		switch {
+		case errors.Is(err, catalog.ErrNotRegular), errors.Is(err, store.ErrIsDir):
+			return exitcode.Failuref("%v: give session files", err)
+		case errors.Is(err, store.ErrAmbiguousID):
+			return exitcode.New(exitcode.Usage, err)
+		}
+		return exitcode.New(exitcode.Failure, err)
+	}
 	for _, arg := range args {
 		if arg == "-" {
-			if err := readOne("-", stdin); err != nil {
+			if err := readOne("-", io.Stdin); err != nil {
 				return readError("stdin", err)
 			}
 			continue
 		}
-		err := catalog.Walk(arg, func(p string, err error) error {
-			if err != nil {
-				return exitcode.New(exitcode.Failure, err)
-			}
-			f, err := filestore.OpenRead(p)
-			if err != nil {
-				return exitcode.New(exitcode.Failure, err)
-			}
-			defer f.Close()
-			if !f.Regular() {
-				return exitcode.Failuref("%v: give session files", fmt.Errorf("%w: %s", catalog.ErrNotRegular, p))
-			}
-			id := fileID{f.Dev(), f.Ino()}
-			if read[id] || !since.IsZero() && f.Ctime().Before(since) {
-				return nil
-			}
-			read[id] = true
-			if err := readOne(p, f); err != nil {
-				return readError(p, err)
-			}
-			return nil
-		})
-		if err != nil {
+		if err := st.Each(ctx, arg, session); err != nil {
 			return err
 		}
 	}
+	if g.All {
+		list, err := st.List(ctx, io.Cwd, true, func(err error) { warn("%v: skipped", err) })
+		if err != nil {
+			return exitcode.New(exitcode.Failure, err)
+		}
+		for i := len(list) - 1; i >= 0; i-- { // oldest first, as a directory's files sort
+			if err := session(list[i].Path, nil); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// identity tells a file apart from every other, where the reader is a file.
+func identity(r store.Reader) (fileID, bool) {
+	f, ok := r.(interface {
+		Dev() uint64
+		Ino() uint64
+	})
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{f.Dev(), f.Ino()}, true
 }
 
 type fileID struct{ dev, ino uint64 }

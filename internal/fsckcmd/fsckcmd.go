@@ -21,8 +21,11 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/catalog"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/fsck"
 	"github.com/panto-dev/panto/pkg/index"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 const name = "panto-fsck"
@@ -37,6 +40,7 @@ type grammar struct {
 	JSON    bool             `help:"One JSON object per file on stdout."`
 	Verbose bool             `short:"v" help:"Also list clean files."`
 	Quiet   bool             `short:"q" help:"No summary line."`
+	Store   string           `help:"${storehelp}" placeholder:"URL"`
 }
 
 // Main runs panto-fsck in this process.
@@ -81,15 +85,32 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 		}
 		return g.report(io, out, stdinReport(io.Stdin), 1)
 	}
-	files, err := g.files(io)
+	st, err := cli.OpenStore(g.Store, io)
+	if err != nil {
+		cli.Errorf(io.Stderr, name, "%v", err)
+		if exitcode.Of(err) == exitcode.Usage {
+			return fsck.BitUsage
+		}
+		return fsck.BitError
+	}
+	defer st.Close()
+	files, err := g.files(st, io)
 	if err != nil {
 		cli.Errorf(io.Stderr, name, "%v", err)
 		return fsck.BitError
 	}
 	opts := fsck.Options{Repair: g.Repair, DryRun: g.DryRun, Policy: g.Policy, CacheDir: index.Dir(io.Getenv)}
+	run := func(path string) *fsck.Report { return fsck.Run(path, opts) }
+	if _, files := st.(*filestore.Files); !files {
+		if g.Repair && !g.DryRun {
+			cli.Errorf(io.Stderr, name, "the repair policies are for files (a database keeps no torn tail): check without --repair")
+			return fsck.BitUsage
+		}
+		run = func(name string) *fsck.Report { return checkStored(st, name) }
+	}
 	progress := cli.IsTerminal(io.Stderr) && len(files) >= 200 && !g.JSON
 	bits, counts, failed := 0, map[string]int{}, false
-	checkAll(files, opts, func(i int, r *fsck.Report) bool {
+	checkAll(files, run, func(i int, r *fsck.Report) bool {
 		if r == nil { // cancelled before this file
 			bits |= fsck.BitCancelled
 			return false
@@ -124,8 +145,23 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 	return bits
 }
 
-func stdinReport(r io.Reader) *fsck.Report {
-	rep := &fsck.Report{Path: "-", Findings: []fsck.Finding{}}
+// checkStored checks a session of a store that is not files: what a
+// database can still get wrong (orphans, duplicate ids, invalid messages,
+// orphan tool uses). Nothing is repaired.
+func checkStored(st store.Store, name string) *fsck.Report {
+	f, err := st.Open(context.Background(), name)
+	if err != nil {
+		return &fsck.Report{Path: name, Status: "error", Error: err.Error(), Bits: fsck.BitError, Findings: []fsck.Finding{}}
+	}
+	defer f.Close()
+	return checkReport(name, f)
+}
+
+func stdinReport(r io.Reader) *fsck.Report { return checkReport("-", r) }
+
+// checkReport checks what r holds, read-only.
+func checkReport(label string, r io.Reader) *fsck.Report {
+	rep := &fsck.Report{Path: label, Findings: []fsck.Finding{}}
 	a, err := fsck.Check(r, nil)
 	if err != nil {
 		rep.Status, rep.Error, rep.Bits = "error", err.Error(), fsck.BitError
@@ -196,7 +232,7 @@ func (g *grammar) emit(io cli.IO, out *bufio.Writer, r *fsck.Report) error {
 // Whoever finishes the report next in order emits it, and every goroutine
 // takes its next file from a counter: no goroutine hands work or reports to
 // another, which would wake it for every file.
-func checkAll(files []input, opts fsck.Options, emit func(i int, r *fsck.Report) bool) {
+func checkAll(files []input, run func(path string) *fsck.Report, emit func(i int, r *fsck.Report) bool) {
 	var (
 		next    atomic.Int64
 		stop    atomic.Bool
@@ -232,7 +268,7 @@ func checkAll(files []input, opts fsck.Options, emit func(i int, r *fsck.Report)
 			case p.err != nil:
 				finish(i, &fsck.Report{Path: p.path, Status: "error", Error: p.err.Error(), Bits: fsck.BitError, Findings: []fsck.Finding{}})
 			default:
-				finish(i, fsck.Run(p.path, opts))
+				finish(i, run(p.path))
 			}
 		}
 	}
@@ -253,29 +289,41 @@ type input struct {
 	err  error
 }
 
-// files expands the arguments: a file as given, a directory to every
-// session file below it (sorted, links followed), --all to the sessions
-// base.
-func (g *grammar) files(io cli.IO) ([]input, error) {
-	paths := g.Paths
-	if g.All {
+// files expands the arguments: for files a file as given, a directory to
+// every session file below it (sorted, links followed), --all to the
+// sessions base; for a database, session ids or prefixes, --all to every
+// session, oldest first.
+func (g *grammar) files(st store.Store, io cli.IO) ([]input, error) {
+	var out []input
+	add := func(path string, err error) error {
+		out = append(out, input{path, err})
+		return nil
+	}
+	ctx := context.Background()
+	for _, p := range g.Paths {
+		st.Each(ctx, p, add)
+	}
+	if !g.All {
+		return out, nil
+	}
+	if _, files := st.(*filestore.Files); files {
+		// Every file below the base, damaged or not, sorted by path.
 		base, err := catalog.EnvFrom(io.Getenv).BaseDir()
 		if err != nil {
 			return nil, err
 		}
-		paths = append(paths, base)
-	}
-	var out []input
-	for i, p := range paths {
-		if g.All && i == len(paths)-1 {
-			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-				continue // no sessions yet
-			}
+		if _, err := os.Stat(base); errors.Is(err, fs.ErrNotExist) {
+			return out, nil // no sessions yet
 		}
-		catalog.Walk(p, func(path string, err error) error {
-			out = append(out, input{path, err})
-			return nil
-		})
+		st.Each(ctx, base, add)
+		return out, nil
+	}
+	list, err := st.List(ctx, io.Cwd, true, func(err error) { add("", err) })
+	if err != nil {
+		return nil, err
+	}
+	for i := len(list) - 1; i >= 0; i-- {
+		add(list[i].Path, nil)
 	}
 	return out, nil
 }

@@ -5,9 +5,11 @@ package replaycmd
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	goio "io"
 	"os"
 
 	"github.com/alecthomas/kong"
@@ -16,6 +18,7 @@ import (
 	"github.com/panto-dev/panto/pkg/replay"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
 	"github.com/tidwall/gjson"
 )
 
@@ -23,12 +26,13 @@ const name = "panto-replay"
 
 type grammar struct {
 	Version kong.VersionFlag `help:"Print the version and exit."`
-	File    string           `arg:"" optional:"" help:"Session file; - or none for stdin."`
+	File    string           `arg:"" optional:"" help:"Session file (in a database: a session id or a unique prefix); - or none for stdin."`
 	Leaf    string           `help:"Replay the path to entry ID (a branch) instead of the last entry." placeholder:"ID"`
 	Info    bool             `help:"Print the resume state as one JSON object."`
 	Get     string           `help:"Print one field of the --info object as plain text (a gjson path: lastReply.text, danglingPrompt.parentId, pendingToolUses.#, pendingToolUses.0.input|@fromstr|command); nothing when it is null or absent." placeholder:"PATH"`
 	Format  string           `enum:"messages,markdown,entries," default:"" help:"messages (message lines, the default on a pipe), markdown (a transcript, the default on a terminal), or entries (the entry lines of the path)."`
 	Tree    bool             `help:"Print the whole tree of entries, branches and leaves marked."`
+	Store   string           `help:"${storehelp}" placeholder:"URL"`
 }
 
 // Main runs panto-replay in this process.
@@ -44,42 +48,42 @@ func Run(args []string, io cli.IO) int {
 	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) { return g.run(io, out) })
 }
 
-// input returns the session to read as a ReaderAt: a file as it is, a pipe
-// read into memory (it cannot be read twice).
-func input(file string, stdin io.Reader) (r io.ReaderAt, size int64, label string, closeFn func(), err error) {
-	if file == "" || file == "-" {
-		if f, ok := stdin.(*os.File); ok {
+// input returns the session to read as a ReaderAt: one of the store, or a
+// pipe read into memory (it cannot be read twice).
+func (g *grammar) input(io cli.IO) (r io.ReaderAt, size int64, label string, closeFn func(), err error) {
+	if g.File == "" || g.File == "-" {
+		if f, ok := io.Stdin.(*os.File); ok {
 			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 				return f, fi.Size(), "stdin", func() {}, nil
 			}
 		}
-		b, err := io.ReadAll(stdin)
+		b, err := goio.ReadAll(io.Stdin)
 		if err != nil {
 			return nil, 0, "", nil, exitcode.Failuref("read stdin: %v", err)
 		}
 		return bytes.NewReader(b), int64(len(b)), "stdin", func() {}, nil
 	}
-	f, err := os.Open(file)
+	st, err := cli.OpenStore(g.Store, io)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, 0, "", nil, exitcode.Usagef("%v: give a session file (panto-log latest prints the newest)", err)
-		}
+		return nil, 0, "", nil, err
+	}
+	defer st.Close()
+	f, err := st.Open(context.Background(), g.File)
+	switch {
+	case errors.Is(err, store.ErrNoSuchSession):
+		return nil, 0, "", nil, exitcode.Usagef("%v: give a session file (panto-log latest prints the newest)", err)
+	case errors.Is(err, store.ErrIsDir):
+		return nil, 0, "", nil, exitcode.Usagef("%v: give a session file (panto-log list shows them)", err)
+	case errors.Is(err, store.ErrAmbiguousID):
+		return nil, 0, "", nil, exitcode.New(exitcode.Usage, err)
+	case err != nil:
 		return nil, 0, "", nil, exitcode.New(exitcode.Failure, err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, "", nil, exitcode.New(exitcode.Failure, err)
-	}
-	if fi.IsDir() {
-		f.Close()
-		return nil, 0, "", nil, exitcode.Usagef("%s is a directory: give a session file (panto-log list shows them)", file)
-	}
-	return f, fi.Size(), file, func() { f.Close() }, nil
+	return f, f.Size(), g.File, func() { f.Close() }, nil
 }
 
 func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
-	r, size, label, closeFn, err := input(g.File, io.Stdin)
+	r, size, label, closeFn, err := g.input(io)
 	if err != nil {
 		return 0, err
 	}
@@ -153,7 +157,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 
 // warn reports on stderr what the reader skipped, and returns 1 when a
 // corrupt or unfinished line cut the reading short (SPEC §5).
-func warn(w io.Writer, label string, l *scan.Log, size int64) int {
+func warn(w goio.Writer, label string, l *scan.Log, size int64) int {
 	code := exitcode.OK
 	switch {
 	case size == 0:

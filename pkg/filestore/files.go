@@ -67,14 +67,14 @@ func (fs *Files) Open(_ context.Context, path string) (store.Reader, error) {
 	r, err := OpenRead(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %v", store.ErrNoSuchSession, err)
+			return nil, store.Mark(err, store.ErrNoSuchSession)
 		}
 		return nil, err
 	}
 	if !r.Regular() {
 		r.Close()
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			return nil, fmt.Errorf("%w: %s", store.ErrIsDir, path)
+			return nil, store.Mark(fmt.Errorf("%s is a directory", path), store.ErrIsDir)
 		}
 		return nil, fmt.Errorf("%w: %s", catalog.ErrNotRegular, path)
 	}
@@ -134,3 +134,9 @@ func (fs *Files) Close() error { return nil }
 
 // SetWait sets how long a writer waits for another writer's lock.
 func (fs *Files) SetWait(d time.Duration) { fs.Wait = d }
+
+// Each calls fn with the file arg names, or every session file below the
+// directory arg names (links followed, each directory once).
+func (fs *Files) Each(_ context.Context, arg string, fn func(string, error) error) error {
+	return catalog.Walk(arg, fn)
+}

@@ -78,3 +78,8 @@ func (Null) Resolve(_ context.Context, _ string, _ bool, prefix string) (string,
 
 // Close does nothing.
 func (Null) Close() error { return nil }
+
+// Each finds nothing.
+func (Null) Each(_ context.Context, arg string, fn func(string, error) error) error {
+	return fn(arg, fmt.Errorf("%w: %s (the null store keeps nothing)", store.ErrNoSuchSession, arg))
+}

@@ -21,3 +21,12 @@ var (
 	ErrNotSupported  = errors.New("store: not supported by this store")
 	ErrConflict      = errors.New("store: an entry exists with other bytes")
 )
+
+// Mark returns err, still saying what it says, that is also kind (one of
+// the sentinels): errors.Is(Mark(err, kind), kind).
+func Mark(err error, kind error) error { return marked{err, kind} }
+
+type marked struct{ err, kind error }
+
+func (m marked) Error() string   { return m.err.Error() }
+func (m marked) Unwrap() []error { return []error{m.err, m.kind} }

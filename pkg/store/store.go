@@ -47,6 +47,12 @@ type Store interface {
 	// Resolve returns the name of the session whose id starts with
 	// prefix: ErrNoSuchSession or an *AmbiguousError otherwise.
 	Resolve(ctx context.Context, cwd string, all bool, prefix string) (string, error)
+	// Each calls fn with the name of every session an argument names, in
+	// order: a file, or every session file below a directory, for the
+	// file store; a session id or a unique prefix of one for a database.
+	// What cannot be read is given to fn with its error; fn's error stops
+	// the walk.
+	Each(ctx context.Context, arg string, fn func(name string, err error) error) error
 	// Close releases what the store holds (a connection).
 	Close() error
 }
