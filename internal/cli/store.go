@@ -10,6 +10,7 @@ import (
 	// The backends a store URL may name.
 	_ "github.com/panto-dev/panto/pkg/filestore"
 	_ "github.com/panto-dev/panto/pkg/nullstore"
+	_ "github.com/panto-dev/panto/pkg/pgstore"
 )
 
 // StoreHelp is the help of every command's --store flag.

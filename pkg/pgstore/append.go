@@ -1,0 +1,240 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// state is what an append must know of a session, read under its row lock.
+type state struct {
+	exists   bool
+	leaf     string
+	stamp    session.Stamp // active at the leaf; empty when no user entry is on its path
+	entries  int64
+	messages int
+	bytes    int64
+	last     *time.Time
+}
+
+// lock takes the lock on the session's row (waiting up to p.wait for
+// another appender) and reads its state; a session that does not exist
+// yet has none.
+func (p *PG) lock(ctx context.Context, tx pgx.Tx, id string) (state, error) {
+	if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", max(1, p.wait.Milliseconds()))); err != nil {
+		return state{}, err
+	}
+	var s state
+	var leaf, provider, model *string
+	err := tx.QueryRow(ctx, `SELECT leaf, leaf_provider, leaf_model, entries, messages, bytes, last_activity
+		FROM panto_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&leaf, &provider, &model, &s.entries, &s.messages, &s.bytes, &s.last)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return s, nil
+	case err != nil:
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "55P03" { // lock_not_available
+			return s, fmt.Errorf("%w: session %s", store.ErrBusy, id)
+		}
+		return s, err
+	}
+	s.exists = true
+	if leaf != nil {
+		s.leaf = *leaf
+	}
+	if provider != nil && model != nil {
+		s.stamp = session.Stamp{Provider: *provider, Model: *model}
+	}
+	return s, nil
+}
+
+// Append writes msgs to the session name names as one transaction. A
+// full id that names no session creates it (by its first reply, SPEC §4).
+func (p *PG) Append(ctx context.Context, name string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
+	if len(msgs) == 0 {
+		return nil, store.ErrEmpty
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	id, err := p.resolve(ctx, p.conn, name, "", true)
+	if errors.Is(err, store.ErrNoSuchSession) {
+		if !session.IsUUID(name) {
+			return nil, store.Mark(fmt.Errorf("%v: a new session needs a whole id (panto-log new prints one)", err), store.ErrNoSuchSession)
+		}
+		id, err = name, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var res *store.Result
+	for try := 0; ; try++ {
+		err = pgx.BeginFunc(ctx, p.conn, func(tx pgx.Tx) error {
+			var err error
+			res, err = p.appendTx(ctx, tx, id, msgs, o)
+			return err
+		})
+		var pe *pgconn.PgError
+		if try < 3 && errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "panto_entries_id" {
+			continue // a random entry id drawn twice: draw again
+		}
+		break
+	}
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "panto_sessions_pkey" {
+			return nil, fmt.Errorf("%w: session %s (another writer created it first)", store.ErrExists, id)
+		}
+		if errors.As(err, &pe) || !isStoreError(err) {
+			return nil, p.fail("append to session "+id, err)
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// isStoreError reports whether err is one of the store's own verdicts.
+func isStoreError(err error) bool {
+	for _, e := range []error{store.ErrLeafMoved, store.ErrNoReply, store.ErrNoStamp, store.ErrNoParent, store.ErrBusy, store.ErrExists, store.ErrNoSuchSession} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *PG) appendTx(ctx context.Context, tx pgx.Tx, id string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
+	st, err := p.lock(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	res := &store.Result{}
+	stamp := session.Stamp{Provider: o.Provider, Model: o.Model}
+	parent := st.leaf
+	if !st.exists {
+		if o.Parent != "" {
+			return nil, fmt.Errorf("%w: session %s does not exist, so it has no entry %q", store.ErrNoParent, id, o.Parent)
+		}
+		if err := store.CheckLeaf("", o.ExpectLeaf); err != nil {
+			return nil, err
+		}
+		if !store.HasReply(msgs) && !o.AllowEmpty {
+			return nil, fmt.Errorf("%w: session %s does not exist and a session is created by its first reply", store.ErrNoReply, id)
+		}
+		now := o.Now()
+		header := session.Header{ID: id, Timestamp: session.Timestamp(now), Cwd: o.Cwd}.AppendLine(nil)
+		header = header[:len(header)-1]
+		st.bytes = int64(len(header)) + 1
+		if _, err := tx.Exec(ctx, `INSERT INTO panto_sessions (id, cwd, created, header, bytes) VALUES ($1, $2, $3, $4, $5)`,
+			id, o.Cwd, now.UTC().Truncate(time.Millisecond), header, st.bytes); err != nil {
+			return nil, err
+		}
+		res.Created = true
+	} else {
+		if err := store.CheckLeaf(st.leaf, o.ExpectLeaf); err != nil {
+			return nil, err
+		}
+		if o.Parent != "" {
+			var seq int64
+			if err := tx.QueryRow(ctx, `SELECT seq FROM panto_entries WHERE session = $1 AND id = $2 AND valid`, id, o.Parent).Scan(&seq); err != nil {
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil, fmt.Errorf("%w: session %s has no entry %q", store.ErrNoParent, id, o.Parent)
+				}
+				return nil, err
+			}
+			base, err := activeStamp(ctx, tx, id, o.Parent)
+			if err != nil {
+				return nil, err
+			}
+			parent, st.leaf, st.stamp = o.Parent, o.Parent, base // a branch grows from there
+		}
+		if stamp.Provider == "" {
+			stamp = st.stamp
+		}
+	}
+	lines, _, err := store.Build(msgs, parent, stamp, func(string) bool { return false }, o.Now())
+	if err != nil {
+		return nil, err
+	}
+	res.Lines = lines
+	if err := p.insert(ctx, tx, id, &st, lines); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// insert adds the entry lines to the session after st and moves its row
+// on: the leaf and its stamp, the counts, the last activity.
+func (p *PG) insert(ctx context.Context, tx pgx.Tx, id string, st *state, lines []byte) error {
+	var b pgx.Batch
+	sql := `INSERT INTO panto_entries (` + joinColumns() + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
+	for len(lines) > 0 {
+		i := bytes.IndexByte(lines, '\n')
+		line := lines[:i]
+		lines = lines[i+1:]
+		st.entries++
+		r, c := rowOf(st.entries, line)
+		b.Queue(sql, r.values(id)...)
+		st.follow(&c, int64(len(line))+1)
+	}
+	b.Queue(`UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
+		id, opt(st.leaf), opt(st.stamp.Provider), opt(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
+	return tx.SendBatch(ctx, &b).Close()
+}
+
+// follow moves the state past the entry c: the rules of the tree, as the
+// scan and the file checkpoints follow them.
+func (st *state) follow(c *session.Line, size int64) {
+	st.bytes += size
+	if !c.IsNode() {
+		return
+	}
+	if s, ok := c.UserStamp(); ok {
+		st.stamp = s
+	}
+	if c.Counted() {
+		st.messages++
+	}
+	if t, err := time.Parse(time.RFC3339Nano, c.Activity()); err == nil {
+		st.last = &t
+	}
+	st.leaf = c.ID
+}
+
+// activeStamp is the stamp of the last user entry on the path to entry
+// leaf (SPEC §2), walking up its parents.
+func activeStamp(ctx context.Context, tx pgx.Tx, id, leaf string) (session.Stamp, error) {
+	var provider, model *string
+	err := tx.QueryRow(ctx, `WITH RECURSIVE path(id, parent, role, provider, model, depth) AS (
+			SELECT id, parent, role, provider, model, 0 FROM panto_entries WHERE session = $1 AND id = $2 AND valid
+			UNION ALL
+			SELECT e.id, e.parent, e.role, e.provider, e.model, p.depth + 1
+			FROM panto_entries e JOIN path p ON e.session = $1 AND e.id = p.parent AND e.valid
+		)
+		SELECT provider, model FROM path WHERE role = 'user' ORDER BY depth LIMIT 1`, id, leaf).Scan(&provider, &model)
+	if errors.Is(err, pgx.ErrNoRows) || provider == nil || model == nil {
+		return session.Stamp{}, nil
+	}
+	if err != nil {
+		return session.Stamp{}, err
+	}
+	return session.Stamp{Provider: *provider, Model: *model}, nil
+}
+
+func joinColumns() string {
+	var b bytes.Buffer
+	for i, c := range entryColumns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c)
+	}
+	return b.String()
+}

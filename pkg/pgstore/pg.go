@@ -1,0 +1,251 @@
+// Package pgstore keeps sessions in PostgreSQL (SPEC §10), for teams and CI
+// fleets: PANTO_STORE=postgres://… or --store URL, with libpq's connection
+// settings (the URL, PG* variables, sslmode).
+//
+// A session is a row of panto_sessions (its header line kept exactly) and
+// its entries rows of panto_entries in order (each line kept exactly, as
+// bytea, beside columns a team can query). A batch is one transaction;
+// appenders on any number of machines are serialized by a lock on the
+// session's row (SELECT … FOR UPDATE), so a killed client, a killed server
+// or a dropped connection leaves every batch whole or absent. Sessions are
+// named by id or a unique prefix of it.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// PG is a connection to a database that holds sessions.
+type PG struct {
+	conn *pgx.Conn
+	url  string // redacted
+	wait time.Duration
+}
+
+// DefaultWait is how long an appender waits for another's lock.
+const DefaultWait = 10 * time.Second
+
+func init() {
+	store.Register("postgres", func(url string, getenv func(string) string) (store.Store, error) {
+		return Open(context.Background(), url)
+	})
+}
+
+// Open connects to the database url names and makes sure it holds the
+// schema (created on first use; a newer one is refused).
+func Open(ctx context.Context, url string) (*PG, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", store.ErrBadURL, redact(err.Error(), url))
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	p := &PG{url: store.Redact(url), wait: DefaultWait}
+	p.conn, err = pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot connect to %s: %s", store.ErrUnavailable, p.where(cfg), redact(err.Error(), cfg.Password))
+	}
+	if err := checkSchema(ctx, p.conn); err != nil {
+		p.conn.Close(ctx)
+		return nil, p.fail("open the schema", err)
+	}
+	return p, nil
+}
+
+// where names the server a config points at, for messages.
+func (p *PG) where(cfg *pgx.ConnConfig) string {
+	host := cfg.Host
+	if strings.HasPrefix(host, "/") {
+		host = "socket " + host
+	}
+	return fmt.Sprintf("%s (%s, port %d, database %s, user %s)", p.url, host, cfg.Port, cfg.Database, cfg.User)
+}
+
+// redact removes a secret from a message.
+func redact(msg, secret string) string {
+	if secret == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, secret, "xxxxx")
+}
+
+// fail says what failed, and whether the store could not be reached.
+func (p *PG) fail(what string, err error) error {
+	if errors.Is(err, store.ErrNewerVersion) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s in %s: %s (SQLSTATE %s)", what, p.url, pe.Message, pe.Code)
+	}
+	if pgconn.SafeToRetry(err) || p.conn.IsClosed() || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %s in %s: %v", store.ErrUnavailable, what, p.url, err)
+	}
+	return fmt.Errorf("%s in %s: %v", what, p.url, err)
+}
+
+// Where is the database URL, its password hidden.
+func (p *PG) Where() string { return p.url }
+
+// SetWait sets how long an appender waits for another's lock.
+func (p *PG) SetWait(d time.Duration) { p.wait = d }
+
+// Close closes the connection.
+func (p *PG) Close() error { return p.conn.Close(context.Background()) }
+
+// NewName is a new session id: the session is created by its first reply.
+func (p *PG) NewName(string) (string, error) { return session.NewSessionID() }
+
+// likePrefix is a LIKE pattern for the ids that start with prefix.
+func likePrefix(prefix string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(strings.ToLower(prefix)) + "%"
+}
+
+// resolve returns the id of the session name names: its id, or a unique
+// prefix of one.
+func (p *PG) resolve(ctx context.Context, q querier, name, cwd string, all bool) (string, error) {
+	sql := `SELECT id FROM panto_sessions WHERE id LIKE $1 ORDER BY id LIMIT 21`
+	args := []any{likePrefix(name)}
+	if !all {
+		sql = `SELECT id FROM panto_sessions WHERE id LIKE $1 AND cwd = $2 ORDER BY id LIMIT 21`
+		args = append(args, cwd)
+	}
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return "", p.fail("resolve "+name, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", p.fail("resolve "+name, err)
+	}
+	for _, id := range ids {
+		if id == name {
+			return id, nil
+		}
+	}
+	return store.Pick(name, ids, ids)
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Resolve returns the id of the session whose id starts with prefix.
+func (p *PG) Resolve(ctx context.Context, cwd string, all bool, prefix string) (string, error) {
+	return p.resolve(ctx, p.conn, prefix, cwd, all)
+}
+
+// Each calls fn with the id arg names (an id or a unique prefix).
+func (p *PG) Each(ctx context.Context, arg string, fn func(string, error) error) error {
+	id, err := p.resolve(ctx, p.conn, arg, "", true)
+	return fn(id, err)
+}
+
+// List describes the sessions of cwd (of all), newest activity first.
+func (p *PG) List(ctx context.Context, cwd string, all bool, _ func(error)) ([]store.Summary, error) {
+	sql := `SELECT id, cwd, created, last_activity, messages, bytes FROM panto_sessions`
+	var args []any
+	if !all {
+		sql += ` WHERE cwd = $1`
+		args = append(args, cwd)
+	}
+	sql += ` ORDER BY coalesce(last_activity, created) DESC NULLS LAST, id DESC`
+	rows, err := p.conn.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, p.fail("list sessions", err)
+	}
+	defer rows.Close()
+	var out []store.Summary
+	for rows.Next() {
+		var s store.Summary
+		var created, last *time.Time
+		if err := rows.Scan(&s.ID, &s.Cwd, &created, &last, &s.Messages, &s.Size); err != nil {
+			return nil, p.fail("list sessions", err)
+		}
+		s.Path = s.ID
+		if created != nil {
+			s.Created = created.UTC()
+			s.Modified = s.Created
+		}
+		if last != nil {
+			s.Modified = last.UTC()
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, p.fail("list sessions", err)
+	}
+	return out, nil
+}
+
+// Open reads the session into a temporary file (unlinked: it goes when
+// closed), so that readers can go back over it at any offset with memory
+// that does not grow with the session: the header, then the entry lines in
+// order, all from one snapshot.
+func (p *PG) Open(ctx context.Context, name string) (store.Reader, error) {
+	f, err := os.CreateTemp("", "panto-session-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	r := &spool{File: f}
+	err = pgx.BeginTxFunc(ctx, p.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		id, err := p.resolve(ctx, tx, name, "", true)
+		if err != nil {
+			return err
+		}
+		return p.copyOut(ctx, tx, id, r)
+	})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// copyOut writes the session id as a file's bytes to w.
+func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error {
+	var header []byte
+	if err := tx.QueryRow(ctx, `SELECT header FROM panto_sessions WHERE id = $1`, id).Scan(&header); err != nil {
+		return p.fail("read session "+id, err)
+	}
+	bw := w.writer()
+	bw.Write(header)
+	bw.WriteByte('\n')
+	rows, err := tx.Query(ctx, `SELECT line FROM panto_entries WHERE session = $1 ORDER BY seq`, id)
+	if err != nil {
+		return p.fail("read session "+id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		bw.Write(rows.RawValues()[0]) // bytea in binary: the line itself
+		bw.WriteByte('\n')
+	}
+	if err := rows.Err(); err != nil {
+		return p.fail("read session "+id, err)
+	}
+	return bw.Flush()
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// crc is the checksum push compares lines by.
+func crc(line []byte) int32 { return int32(crc32.Checksum(line, castagnoli)) }

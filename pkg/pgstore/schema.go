@@ -1,0 +1,114 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// SchemaVersion is the version of the schema this binary reads and
+// writes. A database whose schema is newer is refused, never altered.
+const SchemaVersion = 1
+
+// schema is version 1: sessions, their entries (the exact line beside
+// columns a team can query), and what cuts took away.
+const schema = `
+CREATE TABLE panto_sessions (
+	id            text COLLATE "C" PRIMARY KEY, -- the header's id (a UUIDv7)
+	cwd           text NOT NULL,                -- the header's cwd
+	created       timestamptz,                  -- the header's timestamp
+	origin        jsonb,                        -- the header's origin, for imported sessions
+	header        bytea NOT NULL,               -- the header line, exactly
+	leaf          text COLLATE "C",             -- the last entry's id
+	leaf_provider text,                         -- the active stamp at the leaf (NULL: no user entry on its path)
+	leaf_model    text,
+	entries       bigint NOT NULL DEFAULT 0,    -- entry lines (the seq of the last)
+	messages      integer NOT NULL DEFAULT 0,   -- user and assistant entries
+	last_activity timestamptz,                  -- the last message's timestamp
+	bytes         bigint NOT NULL               -- its size as a session file
+);
+CREATE INDEX panto_sessions_cwd ON panto_sessions (cwd, last_activity DESC);
+
+CREATE TABLE panto_entries (
+	session        text COLLATE "C" NOT NULL REFERENCES panto_sessions (id),
+	seq            bigint NOT NULL,      -- 1 for the first entry (line 2 of the file)
+	id             text COLLATE "C",     -- the entry's id; NULL for a line without one
+	parent         text COLLATE "C",     -- parentId; NULL for a root
+	type           text,                 -- message, or a type of a later version
+	role           text,                 -- system, user, assistant
+	ts             timestamptz,          -- the entry's timestamp (NULL when malformed)
+	provider       text,                 -- a user entry's stamp, an assistant's own
+	model          text,
+	input          bigint,               -- usage of an assistant entry (NULL: none reported)
+	output         bigint,
+	cache_read     bigint,
+	cache_write    bigint,
+	cache_write_1h bigint,
+	reasoning      bigint,
+	valid          boolean NOT NULL,     -- the line follows the rules of SPEC §2
+	crc            integer NOT NULL,     -- CRC-32C of line (push compares by it)
+	line           bytea NOT NULL,       -- the line, exactly, without its newline
+	PRIMARY KEY (session, seq)
+);
+CREATE UNIQUE INDEX panto_entries_id ON panto_entries (session, id) WHERE id IS NOT NULL;
+CREATE INDEX panto_entries_ts ON panto_entries (ts);
+
+CREATE TABLE panto_cuts (
+	session text COLLATE "C" NOT NULL REFERENCES panto_sessions (id),
+	seq     bigint NOT NULL,
+	cut_at  timestamptz NOT NULL,
+	line    bytea NOT NULL
+);
+`
+
+// schemaLock is the advisory lock that serializes the creation of the
+// schema by processes that find it missing at once.
+const schemaLock = 7262627001
+
+// checkSchema makes sure the database holds the schema this binary knows:
+// created on first use, refused when newer.
+func checkSchema(ctx context.Context, conn *pgx.Conn) error {
+	var v int
+	err := conn.QueryRow(ctx, `SELECT version FROM panto_schema`).Scan(&v)
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+	case errors.As(err, &pe) && pe.Code == "42P01": // undefined_table: first use
+		if v, err = createSchema(ctx, conn); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: the database's panto schema is version %d, newer than this panto's %d: use a newer panto (nothing was changed)", store.ErrNewerVersion, v, SchemaVersion)
+	}
+	return nil
+}
+
+func createSchema(ctx context.Context, conn *pgx.Conn) (int, error) {
+	var v int
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+			return err
+		}
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('panto_schema') IS NOT NULL`).Scan(&exists); err != nil {
+			return err
+		}
+		if exists { // another process made it meanwhile
+			return tx.QueryRow(ctx, `SELECT version FROM panto_schema`).Scan(&v)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE panto_schema (version integer NOT NULL)`+";"+schema); err != nil {
+			return err
+		}
+		v = SchemaVersion
+		_, err := tx.Exec(ctx, `INSERT INTO panto_schema (version) VALUES ($1)`, SchemaVersion)
+		return err
+	})
+	return v, err
+}

@@ -1,0 +1,76 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// Truncate cuts every entry after entry after, in one transaction; the
+// lines cut are kept in panto_cuts, never simply deleted. A database holds
+// no torn tail: without after there is nothing to cut.
+func (p *PG) Truncate(ctx context.Context, name, after string) (*store.Cut, error) {
+	id, err := p.resolve(ctx, p.conn, name, "", true)
+	if err != nil || after == "" {
+		return nil, err
+	}
+	var cut *store.Cut
+	err = pgx.BeginFunc(ctx, p.conn, func(tx pgx.Tx) error {
+		st, err := p.lock(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if !st.exists {
+			return fmt.Errorf("%w: %s", store.ErrNoSuchSession, id)
+		}
+		var seq int64
+		if err := tx.QueryRow(ctx, `SELECT seq FROM panto_entries WHERE session = $1 AND id = $2 AND valid`, id, after).Scan(&seq); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("%w: session %s has no entry %q", store.ErrNoParent, id, after)
+			}
+			return err
+		}
+		if seq >= st.entries {
+			return nil
+		}
+		c := &store.Cut{SavedAs: "panto_cuts (session " + id + ")"}
+		if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(sum(length(line) + 1), 0) FROM panto_entries WHERE session = $1 AND seq > $2`, id, seq).Scan(&c.Entries, &c.Bytes); err != nil {
+			return err
+		}
+		c.From = st.bytes - c.Bytes
+		if _, err := tx.Exec(ctx, `INSERT INTO panto_cuts (session, seq, cut_at, line) SELECT session, seq, $3, line FROM panto_entries WHERE session = $1 AND seq > $2`, id, seq, time.Now()); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM panto_entries WHERE session = $1 AND seq > $2`, id, seq); err != nil {
+			return err
+		}
+		stamp, err := activeStamp(ctx, tx, id, after)
+		if err != nil {
+			return err
+		}
+		var messages int
+		var last *time.Time
+		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE type = 'message' AND valid AND role IN ('user', 'assistant')),
+				(SELECT ts FROM panto_entries WHERE session = $1 AND type = 'message' AND valid ORDER BY seq DESC LIMIT 1)
+			FROM panto_entries WHERE session = $1`, id).Scan(&messages, &last); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
+			id, after, opt(stamp.Provider), opt(stamp.Model), seq, messages, c.From, last); err != nil {
+			return err
+		}
+		cut = c
+		return nil
+	})
+	if err != nil {
+		if isStoreError(err) {
+			return nil, err
+		}
+		return nil, p.fail("truncate session "+id, err)
+	}
+	return cut, nil
+}
