@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/filestore"
+	"github.com/panto-dev/panto/pkg/pgstore"
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
@@ -37,6 +40,23 @@ type grammar struct {
 	List     listCmd     `cmd:"" help:"List the sessions of this directory (or of all), newest activity first."`
 	Latest   latestCmd   `cmd:"" help:"Print the path of the newest session of this directory (exit 1 if none)."`
 	Resolve  resolveCmd  `cmd:"" help:"Print the path of the session whose id starts with PREFIX."`
+	Export   exportCmd   `cmd:"" help:"Write a session as a session file on stdout."`
+	Push     pushCmd     `cmd:"" help:"Copy file sessions into a database: only the entries not there yet (idempotent; safe to kill and run again)."`
+	Pull     pullCmd     `cmd:"" help:"Copy a session from a database into a session file here, incrementally; print its path."`
+}
+
+type exportCmd struct {
+	Session string `arg:"" help:"The session: a file (in a database: an id or a unique prefix)."`
+}
+
+type pushCmd struct {
+	Paths []string `arg:"" optional:"" help:"Session files or directories (default: every session of the sessions base)."`
+	To    string   `required:"" help:"The database: postgres://…" placeholder:"URL"`
+}
+
+type pullCmd struct {
+	ID   string `arg:"" help:"The session: an id or a unique prefix."`
+	From string `required:"" help:"The database: postgres://…" placeholder:"URL"`
 }
 
 type appendCmd struct {
@@ -103,6 +123,12 @@ func Run(args []string, io cli.IO) int {
 			return 0, runLatest(bg, st, io, out)
 		case "resolve <prefix>":
 			return 0, g.Resolve.run(bg, st, io, out)
+		case "export <session>":
+			return 0, g.Export.run(bg, st, out)
+		case "push", "push <paths>":
+			return 0, g.Push.run(bg, st, io)
+		case "pull <id>":
+			return 0, g.Pull.run(bg, st, io, out)
 		}
 		return 0, exitcode.Usagef("unknown command %q", ctx.Command())
 	})
@@ -235,6 +261,8 @@ func storeError(err error, file string) error {
 		return exitcode.Failuref("%s is locked by another writer: nothing written; try again", file)
 	case errors.Is(err, store.ErrLeafMoved):
 		return exitcode.Failuref("%v: nothing written; replay the session and retry", err)
+	case errors.Is(err, store.ErrConflict):
+		return exitcode.Failuref("%v", err)
 	case errors.Is(err, store.ErrAmbiguousID):
 		return exitcode.New(exitcode.Usage, err)
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, store.ErrNoSuchSession):
@@ -340,4 +368,152 @@ func (c *resolveCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.
 	}
 	_, err = fmt.Fprintln(out, p)
 	return err
+}
+
+// run writes the session's complete lines (a torn tail left out) to out.
+func (c *exportCmd) run(ctx context.Context, st store.Store, out io.Writer) error {
+	r, err := st.Open(ctx, c.Session)
+	if err != nil {
+		return storeError(err, c.Session)
+	}
+	defer r.Close()
+	w := &wholeLines{w: out}
+	if _, err := io.Copy(w, r); err != nil {
+		return exitcode.Failuref("export %s: %v", c.Session, err)
+	}
+	return nil
+}
+
+// wholeLines passes on what ends in a newline and holds back the rest: a
+// torn tail never leaves.
+type wholeLines struct {
+	w    io.Writer
+	held []byte
+}
+
+func (h *wholeLines) Write(p []byte) (int, error) {
+	i := bytes.LastIndexByte(p, '\n')
+	if i < 0 {
+		h.held = append(h.held, p...)
+		return len(p), nil
+	}
+	if len(h.held) > 0 {
+		if _, err := h.w.Write(h.held); err != nil {
+			return 0, err
+		}
+		h.held = h.held[:0]
+	}
+	if _, err := h.w.Write(p[:i+1]); err != nil {
+		return 0, err
+	}
+	h.held = append(h.held, p[i+1:]...)
+	return len(p), nil
+}
+
+// database opens the database a --to or --from flag names.
+func database(ctx context.Context, url string) (*pgstore.PG, error) {
+	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
+		return nil, exitcode.Usagef("%q is not a database URL: give postgres://…", store.Redact(url))
+	}
+	db, err := pgstore.Open(ctx, url)
+	switch {
+	case errors.Is(err, store.ErrBadURL):
+		return nil, exitcode.New(exitcode.Usage, err)
+	case err != nil:
+		return nil, exitcode.New(exitcode.Failure, err)
+	}
+	return db, nil
+}
+
+// run pushes every session file the arguments name (all of the sessions
+// base without any). A file that cannot be pushed is reported, the others
+// are pushed, and the exit code is 3.
+func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
+	fs, ok := st.(*filestore.Files)
+	if !ok {
+		return exitcode.Usagef("push copies file sessions: run it without --store (or PANTO_STORE) and name the database with --to")
+	}
+	db, err := database(ctx, c.To)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	paths := c.Paths
+	if len(paths) == 0 {
+		base, err := fs.Env.BaseDir()
+		if err != nil {
+			return exitcode.New(exitcode.Usage, err)
+		}
+		if _, err := os.Stat(base); errors.Is(err, os.ErrNotExist) {
+			return nil // no sessions yet
+		}
+		paths = []string{base}
+	}
+	var sessions, pushed, had, failed int64
+	for _, arg := range paths {
+		fs.Each(ctx, arg, func(path string, err error) error {
+			var res pgstore.Pushed
+			if err == nil {
+				res, err = db.Push(ctx, path)
+			}
+			if err != nil {
+				failed++
+				cli.Errorf(io.Stderr, name, "push %s: %v", path, err)
+				return nil
+			}
+			sessions++
+			pushed += res.Entries
+			had += res.Had
+			return nil
+		})
+	}
+	fmt.Fprintf(io.Stderr, "%s: pushed %d entries of %d sessions to %s (%d there already)\n", name, pushed, sessions, db.Where(), had)
+	if failed > 0 {
+		return exitcode.Failuref("%d sessions not pushed (see above)", failed)
+	}
+	return nil
+}
+
+// run pulls the session into the file store, at the path of its own cwd.
+func (c *pullCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+	fs, ok := st.(*filestore.Files)
+	if !ok {
+		return exitcode.Usagef("pull writes a session file: run it without --store (or PANTO_STORE) and name the database with --from")
+	}
+	db, err := database(ctx, c.From)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	id, err := db.Resolve(ctx, "", true, c.ID)
+	if err != nil {
+		return storeError(err, c.ID)
+	}
+	r, err := db.Open(ctx, id)
+	if err != nil {
+		return storeError(err, c.ID)
+	}
+	defer r.Close()
+	cwd := session.Classify(firstLine(whole(r))).Cwd
+	dir, err := fs.Env.ProjectDir(cwd)
+	if err != nil {
+		return exitcode.New(exitcode.Usage, err)
+	}
+	path := filepath.Join(dir, catalog.FileName(id))
+	n, err := fs.Receive(path, whole(r))
+	if err != nil {
+		return storeError(err, path)
+	}
+	fmt.Fprintf(io.Stderr, "%s: pulled %d bytes of session %s into %s\n", name, n, id, path)
+	_, err = fmt.Fprintln(out, path)
+	return err
+}
+
+// whole reads r from its start.
+func whole(r store.Reader) io.Reader { return io.NewSectionReader(r, 0, r.Size()) }
+
+// firstLine reads the first line of r (the header).
+func firstLine(r io.Reader) []byte {
+	b, _ := bufio.NewReader(r).ReadSlice('\n')
+	return bytes.TrimSuffix(b, []byte("\n"))
 }

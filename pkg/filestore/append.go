@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -159,16 +160,27 @@ func create(path string, msgs []store.Msg, o store.AppendOptions) (*store.Result
 		return nil, err
 	}
 	buf = append(buf, body...)
+	if err := place(path, func(w io.Writer) error { _, err := w.Write(buf); return err }); err != nil {
+		return nil, err
+	}
+	return &store.Result{Lines: body, Created: true}, nil
+}
+
+// place creates the file at path with what write writes, atomically: a
+// temporary file beside it (0600, its directory 0700), fsynced, linked into
+// place only if the name is still free (a racing creator loses visibly:
+// store.ErrExists), then the directory fsynced.
+func place(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(buf)
+	err = write(tmp)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -176,16 +188,16 @@ func create(path string, msgs []store.Msg, o store.AppendOptions) (*store.Result
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", tmp.Name(), err)
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
 	}
 	if err := os.Link(tmp.Name(), path); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("%w: %s (another writer created it first)", store.ErrExists, path)
+			return fmt.Errorf("%w: %s (another writer created it first)", store.ErrExists, path)
 		}
-		return nil, err
+		return err
 	}
 	if err := syncDir(dir); err != nil {
-		return nil, fmt.Errorf("fsync directory %s: %w", dir, err)
+		return fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
-	return &store.Result{Lines: body, Created: true}, nil
+	return nil
 }
