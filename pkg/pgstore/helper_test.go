@@ -1,0 +1,169 @@
+package pgstore
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// The tests run against a real server: the one scripts/test starts
+// (PANTO_TEST_PG), where each test gets a database of its own, or for the
+// tests that kill the server, one they start themselves (scripts/pg).
+
+// The test binary doubles as a client process, so the tests can kill real
+// clients with SIGKILL. PANTO_PG_HELPER picks what it does:
+//
+//	append ID N   append N batches of a prompt and its reply to session ID;
+//	              print each entry id once its batch is committed
+//	create ID     create session ID with one batch (no leaf expected);
+//	              print "won" or "lost"
+//	push FILE     push the session file FILE
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("PANTO_PG_HELPER"); mode != "" {
+		os.Exit(helper(mode, strings.Fields(os.Getenv("PANTO_PG_ARGS"))))
+	}
+	os.Exit(m.Run())
+}
+
+func helper(mode string, args []string) int {
+	ctx := context.Background()
+	p, err := Open(ctx, os.Getenv("PANTO_PG_URL"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	defer p.Close()
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	switch mode {
+	case "append":
+		n, _ := strconv.Atoi(args[1])
+		p.SetWait(time.Minute)
+		for i := range n {
+			res, err := p.Append(ctx, args[0], pair(fmt.Sprintf("%d-%d", os.Getpid(), i)), store.AppendOptions{Cwd: "/t"})
+			if err != nil {
+				out.Flush()
+				fmt.Fprintln(os.Stderr, err)
+				return 3
+			}
+			for _, l := range strings.Split(strings.TrimSpace(string(res.Lines)), "\n") {
+				fmt.Fprintln(out, session.Classify([]byte(l)).ID)
+			}
+			out.Flush()
+		}
+	case "create":
+		none := ""
+		_, err := p.Append(ctx, args[0], pair("c"), store.AppendOptions{Cwd: "/t", ExpectLeaf: &none})
+		switch {
+		case err == nil:
+			fmt.Fprintln(out, "won")
+		case isStoreError(err):
+			fmt.Fprintln(out, "lost")
+		default:
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+	case "push":
+		if _, err := p.Push(ctx, args[0]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+	}
+	return 0
+}
+
+// pair is a prompt and its reply.
+func pair(tag string) []store.Msg {
+	reply, _ := store.ParseMessage([]byte(`{"role":"assistant","content":[{"type":"text","text":"re ` + tag + `"}],"provider":"p","model":"m","stopReason":"stop","usage":{"input":1,"output":1}}`))
+	return []store.Msg{{Raw: session.TextMessage("user", "q "+tag), Role: "user"}, reply}
+}
+
+// client starts the test binary as a client process of the database at u.
+func client(t *testing.T, u, mode string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PANTO_PG_HELPER="+mode, "PANTO_PG_URL="+u, "PANTO_PG_ARGS="+strings.Join(args, " "))
+	return cmd
+}
+
+var databases atomic.Int64
+
+// testDB returns the URL of a new, empty database on the test server,
+// dropped when the test ends.
+func testDB(t testing.TB) string {
+	base := os.Getenv("PANTO_TEST_PG")
+	if base == "" {
+		t.Skip("PANTO_TEST_PG is not set: ./scripts/test starts a PostgreSQL server for these tests")
+	}
+	return newDatabase(t, base)
+}
+
+func newDatabase(t testing.TB, base string) string {
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	name := fmt.Sprintf("panto_t%d_%d", os.Getpid(), databases.Add(1))
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(ctx, base); err == nil {
+			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// server is a PostgreSQL server of the test's own (for the tests that kill
+// it): its URL and the pg_ctl command that controls it.
+type server struct{ url, ctl string }
+
+func ownServer(t *testing.T) server {
+	if os.Getenv("PANTO_TEST_PG") == "" {
+		t.Skip("PANTO_TEST_PG is not set: ./scripts/test starts a PostgreSQL server for these tests")
+	}
+	dir, err := os.MkdirTemp("", "panto-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, _ := filepath.Abs("../../scripts/pg")
+	out, err := exec.Command("bash", "-c", `. "$1"; pg_start "$2" >&2 && printf '%s\n%s\n' "$PANTO_TEST_PG" "$PANTO_TEST_PGCTL"`, "bash", script, dir).Output()
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("start a server: %v", err)
+	}
+	lines := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)
+	s := server{url: lines[0], ctl: lines[1]}
+	t.Cleanup(func() {
+		exec.Command("bash", "-c", s.ctl+" stop -m immediate").Run()
+		os.RemoveAll(dir)
+	})
+	return s
+}
+
+func (s server) pgctl(t *testing.T, args string) {
+	if out, err := exec.Command("bash", "-c", s.ctl+" "+args).CombinedOutput(); err != nil {
+		t.Fatalf("pg_ctl %s: %v\n%s", args, err, out)
+	}
+}
