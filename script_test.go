@@ -1,18 +1,23 @@
 package panto_test
 
 import (
+	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/panto-dev/panto/internal/costcmd"
 	"github.com/panto-dev/panto/internal/fsckcmd"
 	"github.com/panto-dev/panto/internal/logcmd"
@@ -56,11 +61,49 @@ func TestScripts(t *testing.T) {
 			e.Setenv("SCRIPTS", scripts)
 			return nil
 		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "pg" { // a PostgreSQL server to test against (scripts/test starts one)
+				return os.Getenv("PANTO_TEST_PG") != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"status": cmdStatus,
 			"serve":  cmdServe,
+			"pgdb":   cmdPGDB,
 		},
 	})
+}
+
+var databases atomic.Int64
+
+// cmdPGDB creates an empty database on the test server for this script,
+// dropped at its end, and sets $PG to its URL:
+//
+//	[pg] pgdb
+func cmdPGDB(ts *testscript.TestScript, neg bool, args []string) {
+	base := os.Getenv("PANTO_TEST_PG")
+	if neg || len(args) > 0 || base == "" {
+		ts.Fatalf("usage: [pg] pgdb")
+	}
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, base)
+	ts.Check(err)
+	defer admin.Close(ctx)
+	name := fmt.Sprintf("panto_s%d_%d", os.Getpid(), databases.Add(1))
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
+	ts.Check(err)
+	ts.Defer(func() {
+		if c, err := pgx.Connect(ctx, base); err == nil {
+			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
+	u, err := url.Parse(base)
+	ts.Check(err)
+	u.Path = "/" + name
+	ts.Setenv("PG", u.String())
+	ts.Setenv("PGSOCKET", u.Query().Get("host"))
 }
 
 // cmdStatus runs a command and checks its exact exit code:

@@ -263,9 +263,9 @@ func storeError(err error, file string) error {
 		return exitcode.Failuref("%v: nothing written; replay the session and retry", err)
 	case errors.Is(err, store.ErrConflict):
 		return exitcode.Failuref("%v", err)
-	case errors.Is(err, store.ErrAmbiguousID):
+	case errors.Is(err, store.ErrAmbiguousID), errors.Is(err, store.ErrNoSuchSession):
 		return exitcode.New(exitcode.Usage, err)
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, store.ErrNoSuchSession):
+	case errors.Is(err, os.ErrNotExist):
 		return exitcode.Failuref("%v", err)
 	}
 	return exitcode.New(exitcode.Failure, err)

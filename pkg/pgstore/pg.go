@@ -152,7 +152,10 @@ func (p *PG) Resolve(ctx context.Context, cwd string, all bool, prefix string) (
 // Each calls fn with the id arg names (an id or a unique prefix).
 func (p *PG) Each(ctx context.Context, arg string, fn func(string, error) error) error {
 	id, err := p.resolve(ctx, p.conn, arg, "", true)
-	return fn(id, err)
+	if err != nil {
+		return fn(arg, err)
+	}
+	return fn(id, nil)
 }
 
 // List describes the sessions of cwd (of all), newest activity first.
