@@ -58,6 +58,8 @@ func (p *PG) lock(ctx context.Context, tx pgx.Tx, id string) (state, error) {
 // Append writes msgs to the session name names as one transaction. A
 // full id that names no session creates it (by its first reply, SPEC §4).
 func (p *PG) Append(ctx context.Context, name string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if len(msgs) == 0 {
 		return nil, store.ErrEmpty
 	}

@@ -18,6 +18,7 @@ import (
 	"hash/crc32"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,6 +29,7 @@ import (
 
 // PG is a connection to a database that holds sessions.
 type PG struct {
+	mu   sync.Mutex // one statement at a time: a connection is not shared
 	conn *pgx.Conn
 	url  string // redacted
 	wait time.Duration
@@ -103,7 +105,11 @@ func (p *PG) Where() string { return p.url }
 func (p *PG) SetWait(d time.Duration) { p.wait = d }
 
 // Close closes the connection.
-func (p *PG) Close() error { return p.conn.Close(context.Background()) }
+func (p *PG) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conn.Close(context.Background())
+}
 
 // NewName is a new session id: the session is created by its first reply.
 func (p *PG) NewName(string) (string, error) { return session.NewSessionID() }
@@ -146,12 +152,16 @@ type querier interface {
 
 // Resolve returns the id of the session whose id starts with prefix.
 func (p *PG) Resolve(ctx context.Context, cwd string, all bool, prefix string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.resolve(ctx, p.conn, prefix, cwd, all)
 }
 
 // Each calls fn with the id arg names (an id or a unique prefix).
 func (p *PG) Each(ctx context.Context, arg string, fn func(string, error) error) error {
+	p.mu.Lock()
 	id, err := p.resolve(ctx, p.conn, arg, "", true)
+	p.mu.Unlock()
 	if err != nil {
 		return fn(arg, err)
 	}
@@ -160,6 +170,8 @@ func (p *PG) Each(ctx context.Context, arg string, fn func(string, error) error)
 
 // List describes the sessions of cwd (of all), newest activity first.
 func (p *PG) List(ctx context.Context, cwd string, all bool, _ func(error)) ([]store.Summary, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	sql := `SELECT id, cwd, created, last_activity, messages, bytes FROM panto_sessions`
 	var args []any
 	if !all {
@@ -206,6 +218,8 @@ func (p *PG) Open(ctx context.Context, name string) (store.Reader, error) {
 	}
 	os.Remove(f.Name())
 	r := &spool{File: f}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	err = pgx.BeginTxFunc(ctx, p.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		id, err := p.resolve(ctx, tx, name, "", true)
 		if err != nil {

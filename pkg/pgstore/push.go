@@ -31,6 +31,8 @@ type Pushed struct {
 // an entry that exists with other bytes is an error, and nothing is
 // overwritten.
 func (p *PG) Push(ctx context.Context, path string) (Pushed, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	f, err := filestore.OpenRead(path)
 	if err != nil {
 		return Pushed{}, err

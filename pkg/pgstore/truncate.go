@@ -14,6 +14,8 @@ import (
 // lines cut are kept in panto_cuts, never simply deleted. A database holds
 // no torn tail: without after there is nothing to cut.
 func (p *PG) Truncate(ctx context.Context, name, after string) (*store.Cut, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	id, err := p.resolve(ctx, p.conn, name, "", true)
 	if err != nil || after == "" {
 		return nil, err
