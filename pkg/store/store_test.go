@@ -1,0 +1,58 @@
+package store
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:hunter2@db.example/panto":                  "postgres://u:xxxxx@db.example/panto",
+		"postgres://u@db/panto?password=hunter2&sslmode=require": "postgres://u@db/panto?password=xxxxx&sslmode=require",
+		"postgres://u:hunter2@%zz/x":                             "postgres://u:xxxxx@%zz/x",
+		"host=/tmp/s user=u password=hunter2 dbname=panto":       "host=/tmp/s user=u password=xxxxx dbname=panto",
+		"postgres://u@/panto?host=/tmp/s":                        "postgres://u@/panto?host=/tmp/s",
+		"null:":                                                  "null:",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestPick(t *testing.T) {
+	ids := []string{"019dc5ba-53f6-71a5", "019dc5ba-53a0-7000", "01a00000-0000-7000"}
+	names := []string{"a", "b", "c"}
+	tests := []struct {
+		prefix, want string
+		err          error
+	}{
+		{"019dc5ba-53f", "a", nil},
+		{"019DC5BA-53A", "b", nil}, // prefixes are read in lowercase
+		{"01a", "c", nil},
+		{"019dc5ba", "", ErrAmbiguousID},
+		{"ff", "", ErrNoSuchSession},
+	}
+	for _, tt := range tests {
+		got, err := Pick(tt.prefix, ids, names)
+		if got != tt.want || !errors.Is(err, tt.err) && !(err == nil && tt.err == nil) {
+			t.Errorf("Pick(%q) = %q, %v; want %q, %v", tt.prefix, got, err, tt.want, tt.err)
+		}
+	}
+	var amb *AmbiguousError
+	if _, err := Pick("019dc5ba", ids, names); !errors.As(err, &amb) || len(amb.IDs) != 2 || amb.IDs[0] > amb.IDs[1] {
+		t.Errorf("the candidates, sorted: %v", err)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	Register("test", func(string, func(string) string) (Store, error) { return nil, nil })
+	for _, bad := range []string{"nonsense", "mysql://u:pw@h/db", ":x"} {
+		if _, err := Open(bad, func(string) string { return "" }); !errors.Is(err, ErrBadURL) {
+			t.Errorf("Open(%q): %v, want ErrBadURL", bad, err)
+		}
+	}
+	if _, err := Open("TEST:x", func(string) string { return "" }); err != nil {
+		t.Errorf("a scheme in capitals: %v", err)
+	}
+}
