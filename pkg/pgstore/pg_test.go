@@ -25,7 +25,7 @@ import (
 	"github.com/panto-dev/panto/pkg/store/storetest"
 )
 
-func open(t *testing.T, u string) *PG {
+func open(t testing.TB, u string) *PG {
 	t.Helper()
 	p, err := Open(context.Background(), u)
 	if err != nil {
