@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	goio "io"
-	"io/fs"
 	"os"
 	"sort"
 	"time"
@@ -30,7 +29,7 @@ type grammar struct {
 	Store   string           `help:"${storehelp}" placeholder:"URL"`
 	Pricing string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json (default: $XDG_CONFIG_HOME/panto/models.toml)." placeholder:"FILE"`
 	By      string           `enum:"turn,session,model,day,week,month,project" default:"session" help:"Rows: turn, session, model, day, week, month or project."`
-	Format  string           `enum:"table,jsonl,json," default:"" help:"table (the default on a terminal), jsonl (the default otherwise) or json."`
+	Format  string           `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
 	Since   string           `help:"Only turns on or after this day (YYYY-MM-DD, local time)." placeholder:"DATE"`
 	Until   string           `help:"Only turns on or before this day (YYYY-MM-DD, local time)." placeholder:"DATE"`
 }
@@ -72,23 +71,9 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 			return 0, err
 		}
 	}
-	path, optional := g.Pricing, false
-	if path == "" {
-		path, optional = pricing.DefaultPath(io.Getenv), true
-	}
-	table := pricing.Table{}
-	if path != "" {
-		var warnings []string
-		table, warnings, err = pricing.Load(path, optional)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return 0, exitcode.Usagef("%v: give a models.toml", err)
-			}
-			return 0, exitcode.Usagef("pricing %v: fix the file", err)
-		}
-		for _, w := range warnings {
-			cli.Warnf(io.Stderr, name, "pricing %s: %s", path, w)
-		}
+	table, _, err := cli.Prices(name, g.Pricing, io)
+	if err != nil {
+		return 0, err
 	}
 	format := g.Format
 	if format == "" {
@@ -102,6 +87,10 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	var order []*row
 	total := newRow("")
 	warn := func(format string, args ...any) { cli.Warnf(io.Stderr, name, format, args...) }
+	var chart *chart // cost by period and model, for a page
+	if format == "html" {
+		chart = newChart(g.By)
+	}
 	emit := func(t *turn) error {
 		if !since.IsZero() || !until.IsZero() {
 			if t.time.IsZero() {
@@ -124,6 +113,11 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		}
 		if err := r.add(t, table); err != nil {
 			return err
+		}
+		if chart != nil {
+			if err := chart.add(t, table); err != nil {
+				return err
+			}
 		}
 		if g.By == "turn" {
 			return total.merge(r)
@@ -161,6 +155,8 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		err = writeTable(out, g.By, order, total)
 	case "json":
 		err = writeJSON(out, g.By, order, total, skip)
+	case "html":
+		err = writeHTML(out, g.By, order, total, chart, skip)
 	default:
 		err = writeJSONL(out, g.By, order, total)
 	}
@@ -176,7 +172,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 // needTime says whether turns' timestamps matter: for date rows, turn
 // rows (which show them) and date filters.
 func (g *grammar) needTime(since, until time.Time) bool {
-	return g.By != "session" && g.By != "model" && g.By != "project" || !since.IsZero() || !until.IsZero()
+	return g.By != "session" && g.By != "model" && g.By != "project" || !since.IsZero() || !until.IsZero() || g.Format == "html"
 }
 
 func (g *grammar) key(t *turn) string {

@@ -12,9 +12,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
@@ -321,27 +322,73 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 		ids[i] = s.ID
 	}
 	n := catalog.ShortLen(ids)
-	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
-	head := "ID\tCREATED\tMODIFIED\tMESSAGES"
+	rows := make([][]string, 0, len(list)+1)
+	head := []string{"ID", "CREATED", "MODIFIED", "MESSAGES"}
 	if c.All {
-		head += "\tCWD"
+		head = append(head, "CWD")
 	}
-	fmt.Fprintln(tw, head)
+	rows = append(rows, head)
 	for _, s := range list {
 		id := s.ID
 		if len(id) > n {
 			id = id[:n]
 		}
-		row := fmt.Sprintf("%s\t%s\t%s\t%d", id, s.Created.Local().Format("2006-01-02 15:04"), s.Modified.Local().Format("2006-01-02 15:04"), s.Messages)
+		row := []string{id, minute(s.Created), minute(s.Modified), strconv.Itoa(s.Messages)}
 		if c.All {
-			row += "\t" + s.Cwd
+			row = append(row, s.Cwd)
 		}
 		if s.Problem != "" {
-			row += "\t(damaged: run panto-fsck)"
+			row = append(row, "(damaged: run panto-fsck)")
 		}
-		fmt.Fprintln(tw, row)
+		rows = append(rows, row)
 	}
-	return tw.Flush()
+	return writeColumns(out, rows)
+}
+
+// minute formats t in local time as 2006-01-02 15:04, by hand: a listing
+// formats thousands.
+func minute(t time.Time) string {
+	t = t.Local()
+	y, mo, d := t.Date()
+	h, mi, _ := t.Clock()
+	b := make([]byte, 0, 16)
+	b = strconv.AppendInt(b, int64(y), 10)
+	for _, f := range []struct {
+		sep byte
+		v   int
+	}{{'-', int(mo)}, {'-', d}, {' ', h}, {':', mi}} {
+		b = append(b, f.sep, byte('0'+f.v/10), byte('0'+f.v%10))
+	}
+	return string(b)
+}
+
+// writeColumns writes rows as aligned columns, two spaces apart; the last
+// cell of a row is not padded (as text/tabwriter does, without its cost
+// on ten thousand rows).
+func writeColumns(w io.Writer, rows [][]string) error {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r[:len(r)-1] {
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	pad := strings.Repeat(" ", 256)
+	for _, r := range rows {
+		for i, c := range r {
+			bw.WriteString(c)
+			if i < len(r)-1 {
+				for k := width[i] - utf8.RuneCountInString(c) + 2; k > 0; k -= len(pad) {
+					bw.WriteString(pad[:min(k, len(pad))])
+				}
+			}
+		}
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
 }
 
 func runLatest(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {

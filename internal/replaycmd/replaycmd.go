@@ -30,7 +30,8 @@ type grammar struct {
 	Leaf    string           `help:"Replay the path to entry ID (a branch) instead of the last entry." placeholder:"ID"`
 	Info    bool             `help:"Print the resume state as one JSON object."`
 	Get     string           `help:"Print one field of the --info object as plain text (a gjson path: lastReply.text, danglingPrompt.parentId, pendingToolUses.#, pendingToolUses.0.input|@fromstr|command); nothing when it is null or absent." placeholder:"PATH"`
-	Format  string           `enum:"messages,markdown,entries," default:"" help:"messages (message lines, the default on a pipe), markdown (a transcript, the default on a terminal), or entries (the entry lines of the path)."`
+	Format  string           `enum:"messages,markdown,entries,html," default:"" help:"messages (message lines, the default on a pipe), markdown (a transcript, the default on a terminal), entries (the entry lines of the path), or html (one self-contained page)."`
+	Pricing string           `help:"models.toml (or LiteLLM's JSON) for the cost of each reply on an html page (default: $XDG_CONFIG_HOME/panto/models.toml, when there is one)." placeholder:"FILE"`
 	Tree    bool             `help:"Print the whole tree of entries, branches and leaves marked."`
 	Store   string           `help:"${storehelp}" placeholder:"URL"`
 }
@@ -138,6 +139,16 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	switch format {
 	case "markdown":
 		err = s.WriteMarkdown(out, path)
+	case "html":
+		prices, priced, perr := cli.Prices(name, g.Pricing, io)
+		if perr != nil {
+			return 0, perr
+		}
+		o := replay.HTMLOptions{Branch: g.Leaf, Generator: "Made by " + name + " " + cli.Version + " from " + label + "."}
+		if priced {
+			o.Prices = prices
+		}
+		err = s.WriteHTML(out, path, o)
 	case "entries":
 		err = s.EachLine(path, func(_ int32, line []byte) error {
 			out.Write(line)

@@ -31,7 +31,8 @@ CREATE TABLE panto_sessions (
 	last_activity timestamptz,                  -- the last message's timestamp
 	bytes         bigint NOT NULL               -- its size as a session file
 );
-CREATE INDEX panto_sessions_cwd ON panto_sessions (cwd, last_activity DESC);
+CREATE INDEX panto_sessions_activity ON panto_sessions ((coalesce(last_activity, created)) DESC NULLS LAST, id DESC);
+CREATE INDEX panto_sessions_cwd ON panto_sessions (cwd, (coalesce(last_activity, created)) DESC NULLS LAST, id DESC);
 
 CREATE TABLE panto_entries (
 	session        text COLLATE "C" NOT NULL REFERENCES panto_sessions (id),

@@ -1,0 +1,280 @@
+package costcmd
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/panto-dev/panto/pkg/pricing"
+	"github.com/panto-dev/panto/pkg/replay"
+)
+
+// chart is the cost of every period (a day, or the week or month a report
+// is by) and model: the bars of a page.
+type chart struct {
+	unit    string // day, week or month
+	periods map[string]map[string]*row
+}
+
+func newChart(by string) *chart {
+	unit := "day"
+	if by == "week" || by == "month" {
+		unit = by
+	}
+	return &chart{unit: unit, periods: map[string]map[string]*row{}}
+}
+
+func (c *chart) add(t *turn, table pricing.Table) error {
+	period := (&grammar{By: c.unit}).key(t)
+	models := c.periods[period]
+	if models == nil {
+		models = map[string]*row{}
+		c.periods[period] = models
+	}
+	m := t.key.String()
+	r := models[m]
+	if r == nil {
+		r = newRow(m)
+		models[m] = r
+	}
+	return r.add(t, table)
+}
+
+// The chart's geometry, in SVG user units.
+const (
+	chartW, chartH  = 720, 280
+	plotX, plotY    = 64, 20
+	plotW, plotH    = chartW - plotX - 16, chartH - plotY - 64
+	unknownMarkerPx = 6 // the least height of a segment whose cost is unknown: never drawn as zero
+)
+
+// palette is the models' colours, distinct in light and dark.
+var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
+
+type svgBar struct {
+	X, W           float64
+	Label, Title   string
+	LabelX, LabelY float64
+	Segments       []svgSeg
+	Unknown        bool
+	MarkX, MarkY   float64
+}
+
+type svgSeg struct {
+	X, W, Y, H float64
+	Color      string
+	Unknown    bool
+	Title      string
+}
+
+type svgTick struct {
+	Y     float64
+	Label string
+}
+
+type legendItem struct {
+	Color, Model string
+}
+
+type chartView struct {
+	Unit    string
+	W, H    int
+	PlotX   int
+	PlotY   int
+	PlotW   int
+	PlotH   int
+	Bottom  int
+	Right   int
+	Bars    []svgBar
+	Ticks   []svgTick
+	Legend  []legendItem
+	Unknown bool
+	Empty   bool
+}
+
+// view lays the chart out: a bar a period, in order, a segment a model,
+// its height the known part of its cost; a segment whose cost is unknown
+// is hatched and its bar marked "≥", never drawn as if it were the whole.
+func (c *chart) view() chartView {
+	v := chartView{Unit: c.unit, W: chartW, H: chartH, PlotX: plotX, PlotY: plotY, PlotW: plotW, PlotH: plotH, Bottom: plotY + plotH, Right: plotX + plotW}
+	var periods []string
+	modelSet := map[string]bool{}
+	var top int64
+	for p, models := range c.periods {
+		periods = append(periods, p)
+		var sum int64
+		for m, r := range models {
+			modelSet[m] = true
+			sum += r.cost.Pico
+		}
+		top = max(top, sum)
+	}
+	sort.Strings(periods)
+	var models []string
+	for m := range modelSet {
+		models = append(models, m)
+	}
+	sort.Strings(models)
+	color := map[string]string{}
+	for i, m := range models {
+		color[m] = palette[i%len(palette)]
+		v.Legend = append(v.Legend, legendItem{color[m], m})
+	}
+	if len(periods) == 0 {
+		v.Empty = true
+		return v
+	}
+	scale := 0.0
+	if top > 0 {
+		scale = float64(plotH) / float64(top)
+	}
+	for i := 0; i <= 4; i++ {
+		val := top * int64(i) / 4
+		v.Ticks = append(v.Ticks, svgTick{Y: float64(plotY+plotH) - float64(val)*scale, Label: pricing.Dollars(val)})
+	}
+	slot := float64(plotW) / float64(len(periods))
+	w := max(2, slot*0.7)
+	for i, p := range periods {
+		b := svgBar{X: float64(plotX) + float64(i)*slot + (slot-w)/2, W: w, Label: p}
+		b.LabelX, b.LabelY = b.X+w/2, float64(plotY+plotH+14)
+		y := float64(plotY + plotH)
+		var sum int64
+		var parts []string
+		for _, m := range models {
+			r := c.periods[p][m]
+			if r == nil {
+				continue
+			}
+			h := float64(r.cost.Pico) * scale
+			s := svgSeg{X: b.X, W: w, H: h, Color: color[m], Unknown: !r.cost.Known, Title: m + ": " + costText(r.cost)}
+			if s.Unknown && h < unknownMarkerPx {
+				s.H = unknownMarkerPx
+			}
+			y -= s.H
+			s.Y = y
+			b.Segments = append(b.Segments, s)
+			b.Unknown = b.Unknown || s.Unknown
+			sum += r.cost.Pico
+			parts = append(parts, s.Title)
+		}
+		total := pricing.Cost{Pico: sum, Known: !b.Unknown}
+		b.Title = p + ": " + costText(total) + "\n" + strings.Join(parts, "\n")
+		b.MarkX, b.MarkY = b.X+w/2, y-4
+		v.Unknown = v.Unknown || b.Unknown
+		v.Bars = append(v.Bars, b)
+	}
+	return v
+}
+
+// costText is a cost exactly, or its known part marked as a lower bound.
+func costText(c pricing.Cost) string {
+	if c.Known {
+		return "$" + pricing.USD(c.Pico)
+	}
+	return "≥ $" + pricing.USD(c.Pico) + " (unknown)"
+}
+
+type reportRow struct {
+	Key, Turns, Input, Output, CacheRead, CacheWrite, CacheWrite1h, Reasoning string
+	Cost, Exact                                                               string // cents, and exactly
+	Unknown                                                                   bool
+	Why                                                                       string
+}
+
+func reportRowOf(r *row, key string) reportRow {
+	out := reportRow{Key: key, Turns: num(int64(r.turns)), Input: num(r.tokens.Input), Output: num(r.tokens.Output), CacheRead: num(r.tokens.CacheRead),
+		CacheWrite: num(r.tokens.CacheWrite), CacheWrite1h: num(r.tokens.CacheWrite1h), Reasoning: num(r.tokens.Reasoning), Cost: costCell(r.cost), Exact: costText(r.cost), Unknown: !r.cost.Known}
+	var why []string
+	if len(r.missing) > 0 {
+		why = append(why, "no price for "+strings.Join(missingList(r.missing), ", "))
+	}
+	if r.noUsage > 0 {
+		why = append(why, fmt.Sprintf("%d replies without usage", r.noUsage))
+	}
+	if r.invalid > 0 {
+		why = append(why, fmt.Sprintf("%d invalid replies", r.invalid))
+	}
+	out.Why = strings.Join(why, "; ")
+	return out
+}
+
+type reportView struct {
+	CSP, By, Title string
+	Rows           []reportRow
+	Total          reportRow
+	Chart          chartView
+	Skipped        map[string]int
+}
+
+// writeHTML writes the report as one self-contained page (SPEC §12): the
+// table of the rows and an inline SVG chart of cost by period, stacked by
+// model; no script, nothing fetched, every name escaped.
+func writeHTML(w io.Writer, by string, rows []*row, total *row, c *chart, skip skipped) error {
+	v := reportView{CSP: replay.PageCSP, By: by, Title: "panto-cost by " + by, Chart: c.view(), Skipped: map[string]int{}}
+	for k, n := range skip.m() {
+		if n > 0 {
+			v.Skipped[k] = n
+		}
+	}
+	for _, r := range rows {
+		v.Rows = append(v.Rows, reportRowOf(r, r.key))
+	}
+	v.Total = reportRowOf(total, "Total")
+	return reportTemplate.Execute(w, v)
+}
+
+var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>{{.Title}}</title>
+<style>
+:root { color-scheme: light dark; --fg: #1d1f21; --bg: #fdfdfc; --muted: #6a6f75; --line: #d9dcdf; --warn: #a3400b; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e3e5e8; --bg: #16181b; --muted: #9aa0a6; --line: #34383d; --warn: #f0a56b; } }
+body { margin: 0 auto; max-width: 60rem; padding: 1rem; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+h1 { font-size: 1.3rem; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; font-size: .9rem; }
+th, td { padding: .25rem .5rem; border-bottom: 1px solid var(--line); text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; white-space: normal; overflow-wrap: anywhere; min-width: 10rem; }
+tr.total td { font-weight: 600; border-top: 2px solid var(--fg); }
+.unknown { color: var(--warn); }
+.why { font-size: .8rem; color: var(--muted); white-space: normal; text-align: left; }
+svg { width: 100%; height: auto; max-width: 720px; }
+svg text { fill: var(--fg); font: 11px system-ui, sans-serif; }
+svg .axis { stroke: var(--muted); stroke-width: 1; }
+.legend { display: flex; flex-wrap: wrap; gap: .3rem 1rem; font-size: .85rem; margin: .3rem 0 1rem; }
+.swatch { display: inline-block; width: .8rem; height: .8rem; vertical-align: -.1rem; margin-right: .3rem; border-radius: 2px; }
+.note { font-size: .85rem; color: var(--muted); }
+@media print { body { max-width: none; } }
+</style>
+</head>
+<body>
+<h1>Cost by {{.By}}</h1>
+{{with .Chart}}{{if .Empty}}<p class="note">No replies to chart.</p>{{else}}<figure>
+<svg viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="Cost by {{.Unit}}, stacked by model">
+<defs><pattern id="unknown" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#bbb"/><line x1="0" y1="0" x2="0" y2="6" stroke="#333" stroke-width="3"/></pattern></defs>
+{{range .Ticks}}<line class="axis" x1="{{$.Chart.PlotX}}" x2="{{$.Chart.Right}}" y1="{{.Y}}" y2="{{.Y}}" stroke-dasharray="2 3"/><text x="{{$.Chart.PlotX}}" dx="-4" y="{{.Y}}" dy="4" text-anchor="end">{{.Label}}</text>
+{{end}}<line class="axis" x1="{{.PlotX}}" x2="{{.PlotX}}" y1="{{.PlotY}}" y2="{{.Bottom}}"/><line class="axis" x1="{{.PlotX}}" x2="{{.Right}}" y1="{{.Bottom}}" y2="{{.Bottom}}"/>
+{{range .Bars}}<g class="bar"><title>{{.Title}}</title>{{range .Segments}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{if .Unknown}}url(#unknown){{else}}{{.Color}}{{end}}" stroke="{{.Color}}"><title>{{.Title}}</title></rect>{{end}}{{if .Unknown}}<text class="unknown-mark" x="{{.MarkX}}" y="{{.MarkY}}" text-anchor="middle">≥</text>{{end}}<text x="{{.LabelX}}" y="{{.LabelY}}" text-anchor="end" transform="rotate(-35 {{.LabelX}} {{.LabelY}})">{{.Label}}</text></g>
+{{end}}</svg>
+<figcaption class="legend">{{range .Legend}}<span><span class="swatch" style="background: {{.Color}}"></span>{{.Model}}</span>{{end}}{{if .Unknown}}<span><svg width="12" height="12" style="vertical-align: -.1rem"><rect width="12" height="12" fill="url(#unknown)"/></svg> cost unknown (the known part is drawn; “≥” marks the bar)</span>{{end}}</figcaption>
+</figure>{{end}}{{end}}
+<div class="scroll"><table>
+<thead><tr><th>{{.By}}</th><th>turns</th><th>input</th><th>output</th><th>cache read</th><th>cache write</th><th>of which 1h</th><th>reasoning</th><th>cost</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr><td>{{.Key}}</td><td>{{.Turns}}</td><td>{{.Input}}</td><td>{{.Output}}</td><td>{{.CacheRead}}</td><td>{{.CacheWrite}}</td><td>{{.CacheWrite1h}}</td><td>{{.Reasoning}}</td><td title="{{.Exact}}"{{if .Unknown}} class="unknown"{{end}}>{{.Cost}}</td></tr>
+{{if .Why}}<tr><td class="why" colspan="9">{{.Why}}</td></tr>
+{{end}}{{end}}<tr class="total"><td>{{.Total.Key}}</td><td>{{.Total.Turns}}</td><td>{{.Total.Input}}</td><td>{{.Total.Output}}</td><td>{{.Total.CacheRead}}</td><td>{{.Total.CacheWrite}}</td><td>{{.Total.CacheWrite1h}}</td><td>{{.Total.Reasoning}}</td><td title="{{.Total.Exact}}"{{if .Total.Unknown}} class="unknown"{{end}}>{{.Total.Cost}}</td></tr>
+</tbody></table></div>
+{{if .Total.Why}}<p class="note unknown">Unknown: {{.Total.Why}}. The cost shown is the known part.</p>{{end}}
+{{if .Skipped}}<p class="note">Skipped: {{range $k, $n := .Skipped}}{{$k}} {{$n}} {{end}}</p>{{end}}
+<p class="note">Costs are rounded to cents here (“*”: a part is unknown, the known part is shown); each cell's title, and panto-cost --format json, give them exactly.</p>
+</body>
+</html>
+`))

@@ -1,0 +1,367 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/panto-dev/panto/pkg/pricing"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+// HTMLOptions say what a page shows beyond the transcript.
+type HTMLOptions struct {
+	Prices    pricing.Table // prices for the cost of each reply (nil: none shown)
+	Branch    string        // the leaf asked for, when not the current one
+	Generator string        // what made the page, for its footer
+}
+
+// PageCSP forbids every script, every fetch and every frame: a transcript
+// is made of untrusted text (the model's, the tools', the user's), and a
+// page made of it runs nothing and loads nothing (SPEC §12).
+const PageCSP = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+// foldLines is how many lines a tool's result or input may have before it
+// is folded.
+const foldLines = 12
+
+// WriteHTML writes the path as one self-contained page (SPEC §12): every
+// byte of session text escaped by html/template, no script (a
+// Content-Security-Policy forbids it), nothing fetched; thinking folded,
+// each tool call beside its result (folded when long), usage and cost per
+// reply and the session's total. The page streams: it holds one message at
+// a time, and of the tool results only where they are.
+func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
+	results, err := s.toolResults(path)
+	if err != nil {
+		return err
+	}
+	h := s.Log.Header
+	page := pageData{CSP: PageCSP, ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, Entries: len(s.Log.Nodes), OnPath: len(path), Branch: o.Branch, Priced: o.Prices != nil}
+	if len(path) > 0 {
+		page.Leaf = s.Log.ID(path[len(path)-1])
+	}
+	if err := pageTemplates.ExecuteTemplate(w, "head", page); err != nil {
+		return err
+	}
+	total := totals{Cost: pricing.Zero()}
+	shown := map[string]bool{} // tool results already shown beside their calls
+	var stamp string           // the provider/model of the last request, to show changes
+	for _, i := range path {
+		m, err := s.Message(i)
+		if err != nil {
+			return err
+		}
+		if m == nil {
+			continue
+		}
+		v, err := s.view(i, m, results, shown, o.Prices, &stamp, &total)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			continue
+		}
+		if err := pageTemplates.ExecuteTemplate(w, "message", v); err != nil {
+			return err
+		}
+	}
+	total.Priced = o.Prices != nil
+	total.Generator = o.Generator
+	return pageTemplates.ExecuteTemplate(w, "foot", total)
+}
+
+// toolResults finds, on the path, the message that answers each tool call:
+// a call is shown beside its result.
+func (s *Session) toolResults(path []int32) (map[string]int32, error) {
+	out := map[string]int32{}
+	for _, i := range path {
+		if s.Log.Nodes[i].Tools&session.HasToolResult == 0 {
+			continue
+		}
+		m, err := s.Message(i)
+		if err != nil {
+			return nil, err
+		}
+		gjson.GetBytes(m, "content").ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").Str == "toolResult" {
+				if _, ok := out[b.Get("toolUseId").Str]; !ok {
+					out[b.Get("toolUseId").Str] = i
+				}
+			}
+			return true
+		})
+	}
+	return out, nil
+}
+
+type pageData struct {
+	CSP, ID, Cwd, Created, Leaf, Branch string
+	Entries, OnPath                     int
+	Priced                              bool
+}
+
+type messageView struct {
+	ID, Role, Time, Stamp, StampChange, Stop string
+	Usage                                    []usageItem
+	Cost                                     string // "" when not priced
+	CostUnknown                              bool
+	Blocks                                   []blockView
+}
+
+type usageItem struct {
+	Name  string
+	Value int64
+}
+
+type blockView struct {
+	Kind      string // text, thinking, redacted, call, result
+	Text      string
+	Name, ID  string
+	Lines     int
+	Fold      bool
+	Result    *blockView // a call's result, shown beside it
+	Missing   bool       // a call with no result on the path
+	Signature bool
+}
+
+type totals struct {
+	Replies, NoUsage                                         int
+	Input, Output, CacheRead, CacheWrite, CacheWrite1h, Reas int64
+	Cost                                                     pricing.Cost
+	Priced                                                   bool
+	Generator                                                string
+}
+
+// CostText is the total's cost, exact, or its known part and a mark.
+func (t totals) CostText() string {
+	if t.Cost.Known {
+		return "$" + pricing.USD(t.Cost.Pico)
+	}
+	return "≥ $" + pricing.USD(t.Cost.Pico) + " (some prices or usage unknown)"
+}
+
+// clean makes text valid UTF-8 for the page: an invalid byte shows as
+// U+FFFD, never as a byte the browser guesses at.
+func clean(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+func lines(s string) int { return strings.Count(strings.TrimSuffix(s, "\n"), "\n") + 1 }
+
+// pretty indents a tool's JSON input for reading; other text stays.
+func pretty(in string) string {
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(in), "", "  ") == nil {
+		return b.String()
+	}
+	return in
+}
+
+// view is what the page shows of message m of node i.
+func (s *Session) view(i int32, m []byte, results map[string]int32, shown map[string]bool, prices pricing.Table, stamp *string, total *totals) (*messageView, error) {
+	n := s.Log.Nodes[i]
+	msg := gjson.ParseBytes(m)
+	v := &messageView{ID: s.Log.ID(i), Role: n.Role.String()}
+	line, err := s.Line(i)
+	if err != nil {
+		return nil, err
+	}
+	if ts := gjson.GetBytes(line, "timestamp").Str; ts != "" {
+		v.Time = ts
+		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+			v.Time = t.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+	}
+	switch n.Role {
+	case session.User:
+		if st, ok := s.Log.Active(i); ok {
+			v.Stamp = st.Provider + "/" + st.Model
+			if v.Stamp != *stamp && *stamp != "" {
+				v.StampChange = *stamp
+			}
+			*stamp = v.Stamp
+		}
+	case session.Assistant:
+		v.Stamp = msg.Get("provider").Str + "/" + msg.Get("model").Str
+		v.Stop = msg.Get("stopReason").Str
+		total.Replies++
+		u := msg.Get("usage")
+		if !u.Exists() {
+			total.NoUsage++
+			total.Cost.Known = false
+			if prices != nil {
+				v.Cost, v.CostUnknown = "unknown (no usage reported)", true
+			}
+		} else {
+			var pu pricing.Usage
+			for _, f := range []struct {
+				key string
+				dst *int64
+				sum *int64
+			}{{"input", &pu.Input, &total.Input}, {"output", &pu.Output, &total.Output}, {"cacheRead", &pu.CacheRead, &total.CacheRead},
+				{"cacheWrite", &pu.CacheWrite, &total.CacheWrite}, {"cacheWrite1h", &pu.CacheWrite1h, &total.CacheWrite1h}, {"reasoning", &pu.Reasoning, &total.Reas}} {
+				if x := u.Get(f.key); x.Exists() {
+					*f.dst = x.Int()
+					*f.sum += x.Int()
+					v.Usage = append(v.Usage, usageItem{f.key, x.Int()})
+				}
+			}
+			if prices != nil {
+				c, err := pricing.Of(prices[pricing.Key{Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}], pu)
+				switch {
+				case err != nil:
+					v.Cost, v.CostUnknown = "unknown ("+err.Error()+")", true
+					total.Cost.Known = false
+				case c.Known:
+					v.Cost = "$" + pricing.USD(c.Pico)
+				default:
+					v.Cost, v.CostUnknown = "≥ $"+pricing.USD(c.Pico)+" (a price is unknown)", true
+				}
+				if err == nil {
+					if err := total.Cost.Add(c); err != nil {
+						total.Cost.Known = false
+					}
+				}
+			}
+		}
+	}
+	msg.Get("content").ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").Str {
+		case "text":
+			v.Blocks = append(v.Blocks, blockView{Kind: "text", Text: clean(b.Get("text").Str)})
+		case "thinking":
+			t := clean(b.Get("thinking").Str)
+			v.Blocks = append(v.Blocks, blockView{Kind: "thinking", Text: t, Lines: lines(t), Signature: b.Get("signature").Exists()})
+		case "redactedThinking":
+			v.Blocks = append(v.Blocks, blockView{Kind: "redacted", Lines: len(b.Get("data").Str)})
+		case "toolUse":
+			in := clean(pretty(b.Get("input").Str))
+			call := blockView{Kind: "call", Name: clean(b.Get("name").Str), ID: clean(b.Get("id").Str), Text: in, Lines: lines(in)}
+			call.Fold = call.Lines > foldLines
+			if j, ok := results[b.Get("id").Str]; ok {
+				if r := s.resultOf(j, b.Get("id").Str); r != nil {
+					call.Result = r
+					shown[b.Get("id").Str] = true
+				}
+			} else {
+				call.Missing = true
+			}
+			v.Blocks = append(v.Blocks, call)
+		case "toolResult":
+			id := b.Get("toolUseId").Str
+			if shown[id] {
+				return true // shown beside its call
+			}
+			t := clean(b.Get("content").Str)
+			v.Blocks = append(v.Blocks, blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines})
+		}
+		return true
+	})
+	return v, nil
+}
+
+// resultOf reads the result of tool call id from node j.
+func (s *Session) resultOf(j int32, id string) *blockView {
+	m, err := s.Message(j)
+	if err != nil {
+		return nil
+	}
+	var r *blockView
+	gjson.GetBytes(m, "content").ForEach(func(_, b gjson.Result) bool {
+		if b.Get("type").Str == "toolResult" && b.Get("toolUseId").Str == id {
+			t := clean(b.Get("content").Str)
+			r = &blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines}
+			return false
+		}
+		return true
+	})
+	return r
+}
+
+var pageTemplates = template.Must(template.New("page").Funcs(template.FuncMap{
+	"plural": func(n int, one, many string) string {
+		if n == 1 {
+			return fmt.Sprintf("%d %s", n, one)
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	},
+}).Parse(pageHTML))
+
+const pageHTML = `{{define "head"}}<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>panto session {{.ID}}</title>
+<style>
+:root { color-scheme: light dark; --fg: #1d1f21; --bg: #fdfdfc; --muted: #6a6f75; --line: #d9dcdf; --user: #eef4fb; --asst: #f6f6f4; --tool: #f3f0fa; --warn: #a3400b; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e3e5e8; --bg: #16181b; --muted: #9aa0a6; --line: #34383d; --user: #1c2633; --asst: #1f2124; --tool: #262231; --warn: #f0a56b; } }
+* { box-sizing: border-box; }
+body { margin: 0 auto; max-width: 52rem; padding: 1rem; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); overflow-wrap: anywhere; }
+header h1 { font-size: 1.3rem; margin: 0 0 .5rem; }
+dl.info { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; margin: 0 0 1rem; font-size: .9rem; }
+dl.info dt { color: var(--muted); }
+dl.info dd { margin: 0; }
+code, pre { font: .85rem/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+pre { white-space: pre-wrap; margin: .3rem 0; padding: .5rem .6rem; background: color-mix(in srgb, var(--bg) 85%, var(--line)); border-radius: 4px; overflow-x: auto; }
+article { border: 1px solid var(--line); border-radius: 6px; padding: .6rem .8rem; margin: .8rem 0; break-inside: avoid-page; }
+article.user { background: var(--user); }
+article.assistant { background: var(--asst); }
+.meta { display: flex; flex-wrap: wrap; gap: .2rem .8rem; font-size: .8rem; color: var(--muted); margin-bottom: .3rem; }
+.meta .role { font-weight: 600; color: var(--fg); text-transform: uppercase; letter-spacing: .04em; }
+.change { color: var(--warn); }
+.text { white-space: pre-wrap; }
+details > summary { cursor: pointer; color: var(--muted); font-size: .85rem; }
+.tool { border-left: 3px solid var(--line); background: var(--tool); padding: .3rem .6rem; margin: .4rem 0; border-radius: 4px; }
+.tool .result { margin-top: .3rem; }
+.unknown { color: var(--warn); }
+footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--line); font-size: .85rem; color: var(--muted); }
+table.usage { border-collapse: collapse; font-size: .85rem; }
+table.usage td { padding: .1rem .8rem .1rem 0; }
+table.usage td.n { text-align: right; font-variant-numeric: tabular-nums; }
+@media print { body { max-width: none; font-size: 11pt; } details { display: block; } details > summary { display: none; } details > * { display: block !important; } article { border-color: #999; } }
+</style>
+</head>
+<body>
+<header>
+<h1>Session <code>{{.ID}}</code></h1>
+<dl class="info">
+<dt>Directory</dt><dd><code>{{.Cwd}}</code></dd>
+<dt>Created</dt><dd>{{.Created}}</dd>
+<dt>Shown</dt><dd>{{plural .OnPath "entry" "entries"}} of {{.Entries}}, to {{if .Branch}}the branch ending at <code>{{.Branch}}</code>{{else}}the current leaf <code>{{.Leaf}}</code>{{end}}</dd>
+</dl>
+</header>
+<main>
+{{end}}{{define "message"}}<article class="{{.Role}}" id="e-{{.ID}}">
+<div class="meta"><span class="role">{{.Role}}</span>{{if .Time}}<time>{{.Time}}</time>{{end}}{{if .Stamp}}<span class="stamp">{{.Stamp}}</span>{{end}}{{if .StampChange}}<span class="change">model changed from {{.StampChange}}</span>{{end}}{{if .Stop}}<span>stop: {{.Stop}}</span>{{end}}<span>id {{.ID}}</span></div>
+{{range .Blocks}}{{if eq .Kind "text"}}<div class="text">{{.Text}}</div>
+{{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking ({{plural .Lines "line" "lines"}}{{if .Signature}}, signed{{end}})</summary><pre>{{.Text}}</pre></details>
+{{else if eq .Kind "redacted"}}<p class="meta">Redacted thinking ({{.Lines}} bytes, kept to be sent back)</p>
+{{else if eq .Kind "call"}}<div class="tool"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span></div>
+{{if .Fold}}<details><summary>Input ({{plural .Lines "line" "lines"}})</summary><pre>{{.Text}}</pre></details>{{else}}<pre>{{.Text}}</pre>{{end}}
+{{with .Result}}<div class="result">{{if .Fold}}<details><summary>Result ({{plural .Lines "line" "lines"}})</summary><pre>{{.Text}}</pre></details>{{else}}<div class="meta">Result</div><pre>{{.Text}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}
+</div>
+{{else if eq .Kind "result"}}<div class="tool result"><div class="meta">Result of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{.Text}}</pre></details>{{else}}<pre>{{.Text}}</pre>{{end}}</div>
+{{end}}{{end}}{{if .Usage}}<table class="usage"><tr>{{range .Usage}}<td>{{.Name}}</td><td class="n">{{.Value}}</td>{{end}}{{if .Cost}}<td>cost</td><td class="n{{if .CostUnknown}} unknown{{end}}">{{.Cost}}</td>{{end}}</tr></table>
+{{else if .Cost}}<div class="meta unknown">cost {{.Cost}}</div>
+{{end}}</article>
+{{end}}{{define "foot"}}</main>
+<footer>
+<p>{{plural .Replies "reply" "replies"}}{{if .NoUsage}}, {{.NoUsage}} without usage{{end}}: input {{.Input}}, output {{.Output}} (reasoning {{.Reas}}), cache read {{.CacheRead}}, cache write {{.CacheWrite}} (1h {{.CacheWrite1h}}){{if .Priced}}; cost <span class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</span>{{end}}.</p>
+{{if .Generator}}<p>{{.Generator}}</p>{{end}}
+</footer>
+</body>
+</html>
+{{end}}`
