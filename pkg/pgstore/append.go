@@ -24,17 +24,42 @@ type state struct {
 	last     *time.Time
 }
 
+// dbtx is what the statements of a transaction go through: a pgx.Tx, or
+// the connection itself inside a BEGIN sent with the first statements (an
+// append's two round trips).
+type dbtx interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
 // lock takes the lock on the session's row (waiting up to p.wait for
-// another appender) and reads its state; a session that does not exist
-// yet has none.
-func (p *PG) lock(ctx context.Context, tx pgx.Tx, id string) (state, error) {
-	if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", max(1, p.wait.Milliseconds()))); err != nil {
-		return state{}, err
+// another appender) and reads its state, in one round trip (with BEGIN
+// first when begin is set); a session that does not exist yet has none.
+func (p *PG) lock(ctx context.Context, tx dbtx, id string, begin bool) (state, error) {
+	var b pgx.Batch
+	if begin {
+		b.Queue("BEGIN")
 	}
+	b.Queue(`SELECT set_config('lock_timeout', $1, true)`, fmt.Sprint(max(1, p.wait.Milliseconds())))
+	b.Queue(`SELECT leaf, leaf_provider, leaf_model, entries, messages, bytes, last_activity
+		FROM panto_sessions WHERE id = $1 FOR UPDATE`, id)
+	br := tx.SendBatch(ctx, &b)
 	var s state
 	var leaf, provider, model *string
-	err := tx.QueryRow(ctx, `SELECT leaf, leaf_provider, leaf_model, entries, messages, bytes, last_activity
-		FROM panto_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&leaf, &provider, &model, &s.entries, &s.messages, &s.bytes, &s.last)
+	var err error
+	for range b.Len() - 1 {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&leaf, &provider, &model, &s.entries, &s.messages, &s.bytes, &s.last)
+	}
+	if cerr := br.Close(); err == nil || errors.Is(err, pgx.ErrNoRows) && cerr != nil {
+		err = cerr
+	}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return s, nil
@@ -66,23 +91,20 @@ func (p *PG) Append(ctx context.Context, name string, msgs []store.Msg, o store.
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	id, err := p.resolve(ctx, p.conn, name, "", true)
-	if errors.Is(err, store.ErrNoSuchSession) {
-		if !session.IsUUID(name) {
-			return nil, store.Mark(fmt.Errorf("%v: a new session needs a whole id (panto-log new prints one)", err), store.ErrNoSuchSession)
+	id := name
+	if !session.IsUUID(name) { // a prefix: the session must exist
+		var err error
+		if id, err = p.resolve(ctx, p.conn, name, "", true); err != nil {
+			if errors.Is(err, store.ErrNoSuchSession) {
+				return nil, store.Mark(fmt.Errorf("%v: a new session needs a whole id (panto-log new prints one)", err), store.ErrNoSuchSession)
+			}
+			return nil, err
 		}
-		id, err = name, nil
-	}
-	if err != nil {
-		return nil, err
 	}
 	var res *store.Result
+	var err error
 	for try := 0; ; try++ {
-		err = pgx.BeginFunc(ctx, p.conn, func(tx pgx.Tx) error {
-			var err error
-			res, err = p.appendTx(ctx, tx, id, msgs, o)
-			return err
-		})
+		res, err = p.appendOnce(ctx, id, msgs, o)
 		var pe *pgconn.PgError
 		if try < 3 && errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "panto_entries_id" {
 			continue // a random entry id drawn twice: draw again
@@ -112,12 +134,24 @@ func isStoreError(err error) bool {
 	return false
 }
 
-func (p *PG) appendTx(ctx context.Context, tx pgx.Tx, id string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
-	st, err := p.lock(ctx, tx, id)
-	if err != nil {
-		return nil, err
+// appendOnce is one transaction of an append, in two round trips: BEGIN,
+// the row lock and the session's state; then the entries, the row moved
+// on, and COMMIT. On any error it rolls back.
+func (p *PG) appendOnce(ctx context.Context, id string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
+	st, err := p.lock(ctx, p.conn, id, true)
+	var res *store.Result
+	if err == nil {
+		res, err = p.appendTx(ctx, p.conn, id, st, msgs, o)
 	}
+	if err != nil && !p.conn.IsClosed() {
+		p.conn.Exec(context.Background(), "ROLLBACK") // nothing of the batch stays
+	}
+	return res, err
+}
+
+func (p *PG) appendTx(ctx context.Context, tx dbtx, id string, st state, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
 	res := &store.Result{}
+	var created []any // the new session's row, when the batch creates it
 	stamp := session.Stamp{Provider: o.Provider, Model: o.Model}
 	parent := st.leaf
 	if !st.exists {
@@ -134,10 +168,7 @@ func (p *PG) appendTx(ctx context.Context, tx pgx.Tx, id string, msgs []store.Ms
 		header := session.Header{ID: id, Timestamp: session.Timestamp(now), Cwd: o.Cwd}.AppendLine(nil)
 		header = header[:len(header)-1]
 		st.bytes = int64(len(header)) + 1
-		if _, err := tx.Exec(ctx, `INSERT INTO panto_sessions (id, cwd, created, header, bytes) VALUES ($1, $2, $3, $4, $5)`,
-			id, o.Cwd, now.UTC().Truncate(time.Millisecond), header, st.bytes); err != nil {
-			return nil, err
-		}
+		created = []any{id, o.Cwd, now.UTC().Truncate(time.Millisecond), header, st.bytes}
 		res.Created = true
 	} else {
 		if err := store.CheckLeaf(st.leaf, o.ExpectLeaf); err != nil {
@@ -166,16 +197,20 @@ func (p *PG) appendTx(ctx context.Context, tx pgx.Tx, id string, msgs []store.Ms
 		return nil, err
 	}
 	res.Lines = lines
-	if err := p.insert(ctx, tx, id, &st, lines); err != nil {
+	if err := p.insert(ctx, tx, id, &st, lines, created, true); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
 // insert adds the entry lines to the session after st and moves its row
-// on: the leaf and its stamp, the counts, the last activity.
-func (p *PG) insert(ctx context.Context, tx pgx.Tx, id string, st *state, lines []byte) error {
+// on, in one round trip: first the session's row when created is set (a
+// new session), and COMMIT last when commit is set.
+func (p *PG) insert(ctx context.Context, tx dbtx, id string, st *state, lines []byte, created []any, commit bool) error {
 	var b pgx.Batch
+	if created != nil {
+		b.Queue(`INSERT INTO panto_sessions (id, cwd, created, header, bytes) VALUES ($1, $2, $3, $4, $5)`, created...)
+	}
 	sql := `INSERT INTO panto_entries (` + joinColumns() + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
 	for len(lines) > 0 {
 		i := bytes.IndexByte(lines, '\n')
@@ -188,6 +223,9 @@ func (p *PG) insert(ctx context.Context, tx pgx.Tx, id string, st *state, lines 
 	}
 	b.Queue(`UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
 		id, opt(st.leaf), opt(st.stamp.Provider), opt(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
+	if commit {
+		b.Queue("COMMIT")
+	}
 	return tx.SendBatch(ctx, &b).Close()
 }
 
@@ -212,7 +250,7 @@ func (st *state) follow(c *session.Line, size int64) {
 
 // activeStamp is the stamp of the last user entry on the path to entry
 // leaf (SPEC §2), walking up its parents.
-func activeStamp(ctx context.Context, tx pgx.Tx, id, leaf string) (session.Stamp, error) {
+func activeStamp(ctx context.Context, tx dbtx, id, leaf string) (session.Stamp, error) {
 	var provider, model *string
 	err := tx.QueryRow(ctx, `WITH RECURSIVE path(id, parent, role, provider, model, depth) AS (
 			SELECT id, parent, role, provider, model, 0 FROM panto_entries WHERE session = $1 AND id = $2 AND valid

@@ -58,7 +58,7 @@ func (p *PG) Push(ctx context.Context, path string) (Pushed, error) {
 	header = append(header, first...)
 	res := Pushed{ID: h.ID}
 	err = pgx.BeginFunc(ctx, p.conn, func(tx pgx.Tx) error {
-		st, err := p.lock(ctx, tx, h.ID)
+		st, err := p.lock(ctx, tx, h.ID, false)
 		if err != nil {
 			return err
 		}

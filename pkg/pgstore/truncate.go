@@ -22,7 +22,7 @@ func (p *PG) Truncate(ctx context.Context, name, after string) (*store.Cut, erro
 	}
 	var cut *store.Cut
 	err = pgx.BeginFunc(ctx, p.conn, func(tx pgx.Tx) error {
-		st, err := p.lock(ctx, tx, id)
+		st, err := p.lock(ctx, tx, id, false)
 		if err != nil {
 			return err
 		}
