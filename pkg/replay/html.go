@@ -43,7 +43,7 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 		return err
 	}
 	h := s.Log.Header
-	page := pageData{CSP: PageCSP, ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, Entries: len(s.Log.Nodes), OnPath: len(path), Branch: o.Branch, Priced: o.Prices != nil}
+	page := pageData{CSP: PageCSP, ID: clean(h.ID), Cwd: clean(h.Cwd), Created: clean(h.Timestamp), Entries: len(s.Log.Nodes), OnPath: len(path), Branch: clean(o.Branch), Priced: o.Prices != nil}
 	if len(path) > 0 {
 		page.Leaf = s.Log.ID(path[len(path)-1])
 	}
@@ -53,52 +53,47 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	total := totals{Cost: pricing.Zero()}
 	shown := map[string]bool{} // tool results already shown beside their calls
 	var stamp string           // the provider/model of the last request, to show changes
-	for _, i := range path {
-		m, err := s.Message(i)
-		if err != nil {
+	err = s.EachLine(path, func(i int32, line []byte) error {
+		n := &s.Log.Nodes[i]
+		if n.Kind != session.KindMessage {
+			return nil
+		}
+		v, err := s.view(i, line, n.Message(line), results, shown, o.Prices, &stamp, &total)
+		if err != nil || v == nil {
 			return err
 		}
-		if m == nil {
-			continue
-		}
-		v, err := s.view(i, m, results, shown, o.Prices, &stamp, &total)
-		if err != nil {
-			return err
-		}
-		if v == nil {
-			continue
-		}
-		if err := pageTemplates.ExecuteTemplate(w, "message", v); err != nil {
-			return err
-		}
+		return pageTemplates.ExecuteTemplate(w, "message", v)
+	})
+	if err != nil {
+		return err
 	}
 	total.Priced = o.Prices != nil
 	total.Generator = o.Generator
 	return pageTemplates.ExecuteTemplate(w, "foot", total)
 }
 
-// toolResults finds, on the path, the message that answers each tool call:
-// a call is shown beside its result.
+// toolResults finds, on the path, the message that answers each tool call
+// (its node + 1; 0 for none): a call is shown beside its result.
 func (s *Session) toolResults(path []int32) (map[string]int32, error) {
 	out := map[string]int32{}
+	var answers []int32
 	for _, i := range path {
-		if s.Log.Nodes[i].Tools&session.HasToolResult == 0 {
-			continue
+		if s.Log.Nodes[i].Tools&session.HasToolResult != 0 {
+			answers = append(answers, i)
 		}
-		m, err := s.Message(i)
-		if err != nil {
-			return nil, err
-		}
-		gjson.GetBytes(m, "content").ForEach(func(_, b gjson.Result) bool {
+	}
+	err := s.EachLine(answers, func(i int32, line []byte) error {
+		gjson.GetBytes(s.Log.Nodes[i].Message(line), "content").ForEach(func(_, b gjson.Result) bool {
 			if b.Get("type").Str == "toolResult" {
-				if _, ok := out[b.Get("toolUseId").Str]; !ok {
-					out[b.Get("toolUseId").Str] = i
+				if id := b.Get("toolUseId").Str; out[id] == 0 {
+					out[strings.Clone(id)] = i + 1 // a copy: the key must not keep the message alive
 				}
 			}
 			return true
 		})
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 type pageData struct {
@@ -168,16 +163,12 @@ func pretty(in string) string {
 }
 
 // view is what the page shows of message m of node i.
-func (s *Session) view(i int32, m []byte, results map[string]int32, shown map[string]bool, prices pricing.Table, stamp *string, total *totals) (*messageView, error) {
+func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown map[string]bool, prices pricing.Table, stamp *string, total *totals) (*messageView, error) {
 	n := s.Log.Nodes[i]
 	msg := gjson.ParseBytes(m)
 	v := &messageView{ID: s.Log.ID(i), Role: n.Role.String()}
-	line, err := s.Line(i)
-	if err != nil {
-		return nil, err
-	}
 	if ts := gjson.GetBytes(line, "timestamp").Str; ts != "" {
-		v.Time = ts
+		v.Time = clean(ts)
 		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
 			v.Time = t.UTC().Format("2006-01-02 15:04:05 UTC")
 		}
@@ -185,15 +176,15 @@ func (s *Session) view(i int32, m []byte, results map[string]int32, shown map[st
 	switch n.Role {
 	case session.User:
 		if st, ok := s.Log.Active(i); ok {
-			v.Stamp = st.Provider + "/" + st.Model
+			v.Stamp = clean(st.Provider + "/" + st.Model)
 			if v.Stamp != *stamp && *stamp != "" {
 				v.StampChange = *stamp
 			}
 			*stamp = v.Stamp
 		}
 	case session.Assistant:
-		v.Stamp = msg.Get("provider").Str + "/" + msg.Get("model").Str
-		v.Stop = msg.Get("stopReason").Str
+		v.Stamp = clean(msg.Get("provider").Str + "/" + msg.Get("model").Str)
+		v.Stop = clean(msg.Get("stopReason").Str)
 		total.Replies++
 		u := msg.Get("usage")
 		if !u.Exists() {
@@ -235,6 +226,7 @@ func (s *Session) view(i int32, m []byte, results map[string]int32, shown map[st
 			}
 		}
 	}
+	beside := 0 // tool results shown beside their calls
 	msg.Get("content").ForEach(func(_, b gjson.Result) bool {
 		switch b.Get("type").Str {
 		case "text":
@@ -248,10 +240,10 @@ func (s *Session) view(i int32, m []byte, results map[string]int32, shown map[st
 			in := clean(pretty(b.Get("input").Str))
 			call := blockView{Kind: "call", Name: clean(b.Get("name").Str), ID: clean(b.Get("id").Str), Text: in, Lines: lines(in)}
 			call.Fold = call.Lines > foldLines
-			if j, ok := results[b.Get("id").Str]; ok {
-				if r := s.resultOf(j, b.Get("id").Str); r != nil {
+			if j := results[b.Get("id").Str]; j > 0 {
+				if r := s.resultOf(j-1, b.Get("id").Str); r != nil {
 					call.Result = r
-					shown[b.Get("id").Str] = true
+					shown[strings.Clone(b.Get("id").Str)] = true
 				}
 			} else {
 				call.Missing = true
@@ -260,6 +252,7 @@ func (s *Session) view(i int32, m []byte, results map[string]int32, shown map[st
 		case "toolResult":
 			id := b.Get("toolUseId").Str
 			if shown[id] {
+				beside++
 				return true // shown beside its call
 			}
 			t := clean(b.Get("content").Str)
@@ -267,6 +260,9 @@ func (s *Session) view(i int32, m []byte, results map[string]int32, shown map[st
 		}
 		return true
 	})
+	if len(v.Blocks) == 0 && beside > 0 {
+		return nil, nil // a message of tool results, all shown with their calls
+	}
 	return v, nil
 }
 

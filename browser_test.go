@@ -1,0 +1,175 @@
+package panto_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/costcmd"
+	"github.com/panto-dev/panto/internal/replaycmd"
+	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+// The pages are checked in a real browser: Debian's Chromium, headless,
+// loading each page from a file. scripts/test runs these when chromium is
+// there (and says loudly when it is not); .ci/run installs it.
+
+func chromium(t *testing.T) string {
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed: apt-get install chromium (./scripts/test says so; .ci/run installs it)")
+	}
+	return p
+}
+
+// browse runs headless Chromium on the page with extra flags (--dump-dom,
+// --screenshot=…) and returns what it printed.
+func browse(t *testing.T, page string, flags ...string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--user-data-dir=" + t.TempDir(), "--hide-scrollbars"}, flags...)
+	cmd := exec.CommandContext(ctx, chromium(t), append(args, "file://"+page)...)
+	cmd.Dir = t.TempDir()
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v", flags, err)
+	}
+	return out.String()
+}
+
+// artifact is where a screenshot is kept for people to look at: under
+// $PANTO_ARTIFACTS (scripts/test sets ./artifacts), else the system's
+// temporary directory.
+func artifact(t *testing.T, name string) string {
+	dir := os.Getenv("PANTO_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "panto-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := filepath.Abs(filepath.Join(dir, name))
+	t.Logf("screenshot: %s", p)
+	return p
+}
+
+// page runs a command in this process and keeps what it printed as a page.
+func page(t *testing.T, run func([]string, cli.IO) int, args ...string) string {
+	var out, errw bytes.Buffer
+	io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: t.TempDir()}
+	if code := run(args, io); code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errw.String())
+	}
+	p := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(p, out.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var titleRe = regexp.MustCompile(`<title>([^<]*)</title>`)
+
+// TestBrowserTranscript: the page renders in a browser with the text of
+// every message, its tool calls beside their results, and the costs.
+func TestBrowserTranscript(t *testing.T) {
+	chromium(t)
+	p := page(t, replaycmd.Run, "--format", "html", "--pricing", "pkg/replay/testdata/html/models.toml", "pkg/replay/testdata/html/tools.jsonl")
+	dom := browse(t, p, "--dump-dom")
+	if m := titleRe.FindStringSubmatch(dom); m == nil || m[1] != "panto session 019dc5ba-53f6-71a5-ab8f-b1f8709c2572" {
+		t.Fatalf("title %v", m)
+	}
+	for _, want := range []string{"What files are here?", "I'll check.", "I should list them.", `"command": "ls -la"`, "n.txt", "Fourteen files, a.txt to n.txt.",
+		"And now with another model: café é 日本", "model changed from anthropic/claude-x", "$0.006015", "$0.001935", "cost unknown (no usage reported)", "≥ $0.00795"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page in the browser lacks %q", want)
+		}
+	}
+	browse(t, p, "--window-size=900,1400", "--screenshot="+artifact(t, "transcript.png"))
+}
+
+// TestBrowserAttack: a session made to attack its page (markup, scripts,
+// event handlers, javascript: links, a closing style or details tag,
+// frames, invalid UTF-8, in the user's text, a tool's input and output,
+// thinking, names of models and tools and the cwd) shows every payload as
+// text and runs none: each payload would change the title or the DOM if
+// it ran, and neither changed.
+func TestBrowserAttack(t *testing.T) {
+	chromium(t)
+	payloads := []string{
+		`<script>document.title='PWNED';document.documentElement.setAttribute('data-pwned','1')</script>`,
+		`<img src=x onerror="document.title='PWNED'">`,
+		`</style><script>document.title='PWNED'</script>`,
+		`</details></pre><svg onload="document.title='PWNED'"></svg>`,
+		`<a id="jslink" href="javascript:document.title='PWNED'">click</a>`,
+		`<iframe srcdoc="<script>parent.document.title='PWNED'</script>"></iframe>`,
+		`<meta http-equiv="refresh" content="0;url=javascript:document.title='PWNED'">`,
+		"INVALID-UTF8",
+	}
+	attack := strings.Join(payloads, " ")
+	str := func(s string) string { return string(rawjson.AppendString(nil, s)) }
+	var b []byte
+	b = session.Header{ID: "019dc5ba-53f6-71a5-ab8f-b1f8709c2572", Timestamp: "2026-04-25T17:40:15.990Z", Cwd: "/tmp/" + attack}.AppendLine(b)
+	b = session.Entry{ID: "a1a1a1a1", Timestamp: "2026-04-25T17:40:16.000Z", Provider: "p", Model: attack,
+		Message: []byte(`{"role":"user","content":[{"type":"text","text":` + str(attack) + `}]}`)}.AppendLine(b)
+	b = session.Entry{ID: "b2b2b2b2", ParentID: "a1a1a1a1", Timestamp: "2026-04-25T17:40:18.000Z",
+		Message: []byte(`{"role":"assistant","content":[{"type":"thinking","thinking":` + str(attack) + `},{"type":"text","text":` + str(attack) + `},` +
+			`{"type":"toolUse","id":"t1","name":` + str(attack) + `,"input":` + str(`{"command":`+str(attack)+`}`) + `}],"provider":"p","model":` + str(attack) + `,"stopReason":"toolUse","usage":{"input":1,"output":1}}`)}.AppendLine(b)
+	b = session.Entry{ID: "c3c3c3c3", ParentID: "b2b2b2b2", Timestamp: "2026-04-25T17:40:19.000Z", Provider: "p", Model: "m",
+		Message: []byte(`{"role":"user","content":[{"type":"toolResult","toolUseId":"t1","content":` + str(attack) + `},{"type":"text","text":` + str(attack) + `}]}`)}.AppendLine(b)
+	b = bytes.ReplaceAll(b, []byte("INVALID-UTF8"), []byte("caf\xc3\xa9 \xff\xfe"))
+	src := filepath.Join(t.TempDir(), "attack.jsonl")
+	if err := os.WriteFile(src, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := page(t, replaycmd.Run, "--format", "html", src)
+	raw, _ := os.ReadFile(p)
+	if bytes.Contains(raw, []byte("<script")) || bytes.Contains(raw, []byte("\xff")) {
+		t.Fatal("the page holds a script tag or an invalid byte")
+	}
+	dom := browse(t, p, "--dump-dom")
+	if m := titleRe.FindStringSubmatch(dom); m == nil || m[1] != "panto session 019dc5ba-53f6-71a5-ab8f-b1f8709c2572" {
+		t.Fatalf("the title changed: %v", m)
+	}
+	for _, ran := range []string{`data-pwned="1"`, "<img", "<svg onload", "<iframe", `<a id="jslink"`, "<script", `<meta http-equiv="refresh"`} {
+		if strings.Contains(dom, ran) {
+			t.Errorf("a payload became part of the page: %q is in the DOM", ran)
+		}
+	}
+	// Each payload is there as text, in every place it was put: the cwd,
+	// the prompt, the stamps, the thinking, the reply, the tool's name,
+	// input and result.
+	for _, pl := range payloads[:len(payloads)-1] {
+		esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(pl)
+		if n := strings.Count(dom, esc); n < 7 {
+			t.Errorf("payload %q shows as text %d times, want at least 7", pl, n)
+		}
+	}
+	if !strings.Contains(dom, "café \uFFFD") {
+		t.Error("the invalid bytes do not show as a replacement character")
+	}
+	browse(t, p, "--window-size=900,1400", "--screenshot="+artifact(t, "attack.png"))
+}
+
+// TestBrowserCostReport: the cost report renders with its numbers, its
+// chart, and unknown costs marked as such.
+func TestBrowserCostReport(t *testing.T) {
+	chromium(t)
+	p := page(t, costcmd.Run, "--format", "html", "--by", "day", "--pricing", "pkg/replay/testdata/html/models.toml", "pkg/replay/testdata/html/tools.jsonl")
+	dom := browse(t, p, "--dump-dom")
+	for _, want := range []string{"Cost by day", "2026-04-25", "<svg", "anthropic/claude-x", "openai/gpt-x", "1,710", "≥ $0.008", "unknown"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the report in the browser lacks %q", want)
+		}
+	}
+	browse(t, p, "--window-size=900,700", "--screenshot="+artifact(t, "cost.png"))
+}

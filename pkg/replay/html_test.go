@@ -1,0 +1,94 @@
+package replay
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/panto-dev/panto/pkg/pricing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden pages of testdata/html")
+
+// TestHTMLGolden: the pages of small sessions, byte for byte; go test
+// ./pkg/replay -update rewrites them, to be reviewed in the diff.
+func TestHTMLGolden(t *testing.T) {
+	prices, _, err := pricing.Load("testdata/html/models.toml", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, session, leaf string
+		prices              pricing.Table
+	}{
+		{"tools", "tools.jsonl", "", prices},   // the current branch, priced: openai/gpt-x has no price
+		{"branch", "tools.jsonl", "a7a7a7a7", nil}, // another branch, no prices
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata/html", tt.session))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaf, err := s.Leaf(tt.leaf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := s.WriteHTML(&out, s.Log.Path(leaf), HTMLOptions{Prices: tt.prices, Branch: tt.leaf}); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata/html", tt.name+".html")
+			if *update {
+				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test ./pkg/replay -update writes it)", err)
+			}
+			if !bytes.Equal(out.Bytes(), want) {
+				t.Fatalf("%s differs from the page made now (go test ./pkg/replay -update, then review the diff)", golden)
+			}
+		})
+	}
+}
+
+// TestHTMLEscapes: whatever the session says is text on the page: markup,
+// a closing style or details tag, a javascript: link, invalid UTF-8.
+func TestHTMLEscapes(t *testing.T) {
+	attack := `<script>alert(1)</script></style></details><img src=x onerror=alert(1)><a href="javascript:alert(1)">x</a>` + "\xff"
+	esc := strings.NewReplacer(`"`, `\"`).Replace(attack)
+	line := `{"type":"message","id":"b1b1b1b1","parentId":"a1a1a1a1","timestamp":"2026-04-25T17:40:18.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"` + esc + `"},{"type":"text","text":"` + esc + `"},{"type":"toolUse","id":"t1","name":"` + esc + `","input":"{\"c\":\"` + strings.ReplaceAll(esc, `\"`, `\\\"`) + `\"}"}],"provider":"` + esc + `","model":"m","stopReason":"toolUse"}}`
+	file := `{"type":"session","version":1,"id":"019dc5ba-53f6-71a5-ab8f-b1f8709c2572","timestamp":"2026-04-25T17:40:15.990Z","cwd":"` + esc + `"}
+{"type":"message","id":"a1a1a1a1","parentId":null,"timestamp":"2026-04-25T17:40:16.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"` + esc + `"}]}}
+` + line + "\n" + `{"type":"message","id":"c1c1c1c1","parentId":"b1b1b1b1","timestamp":"2026-04-25T17:40:19.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"toolResult","toolUseId":"t1","content":"` + esc + `"}]}}
+`
+	s, err := Open(strings.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Log.Nodes) != 3 {
+		t.Fatalf("the attack session has %d valid entries, want 3: %+v", len(s.Log.Nodes), s.Log.Invalid)
+	}
+	var out bytes.Buffer
+	if err := s.WriteHTML(&out, s.Log.Path(s.Log.Leaf()), HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := out.String()
+	for _, bad := range []string{"<script", "<img", "</style></details>", `href="javascript`, "\xff"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q unescaped", bad)
+		}
+	}
+	if n := strings.Count(page, "&lt;script&gt;alert(1)&lt;/script&gt;"); n < 6 {
+		t.Errorf("the attack shows as text %d times, want it in the cwd, the prompt, the thinking, the text, the tool name and the result", n)
+	}
+}
