@@ -24,7 +24,7 @@ func TestHTMLGolden(t *testing.T) {
 		name, session, leaf string
 		prices              pricing.Table
 	}{
-		{"tools", "tools.jsonl", "", prices},   // the current branch, priced: openai/gpt-x has no price
+		{"tools", "tools.jsonl", "", prices},       // the current branch, priced: openai/gpt-x has no price
 		{"branch", "tools.jsonl", "a7a7a7a7", nil}, // another branch, no prices
 	} {
 		t.Run(tt.name, func(t *testing.T) {
