@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/panto-dev/panto/pkg/pricing"
@@ -132,7 +133,7 @@ func (c *chart) view() chartView {
 	}
 	for i := 0; i <= 4; i++ {
 		val := top * int64(i) / 4
-		v.Ticks = append(v.Ticks, svgTick{Y: float64(plotY+plotH) - float64(val)*scale, Label: pricing.Dollars(val)})
+		v.Ticks = append(v.Ticks, svgTick{Y: float64(plotY+plotH) - float64(val)*scale, Label: tickLabel(val, top)})
 	}
 	slot := float64(plotW) / float64(len(periods))
 	w := max(2, slot*0.7)
@@ -168,6 +169,16 @@ func (c *chart) view() chartView {
 	return v
 }
 
+// tickLabel is an amount on the chart's axis, with as many decimals as
+// the largest amount needs to show three digits.
+func tickLabel(pico, top int64) string {
+	decimals := 2
+	for t := top; t > 0 && t < 100_000_000_000 && decimals < 8; t *= 10 { // under $0.1: more decimals
+		decimals++
+	}
+	return "$" + strconv.FormatFloat(float64(pico)/1e12, 'f', decimals, 64)
+}
+
 // costText is a cost exactly, or its known part marked as a lower bound.
 func costText(c pricing.Cost) string {
 	if c.Known {
@@ -191,10 +202,10 @@ func reportRowOf(r *row, key string) reportRow {
 		why = append(why, "no price for "+strings.Join(missingList(r.missing), ", "))
 	}
 	if r.noUsage > 0 {
-		why = append(why, fmt.Sprintf("%d replies without usage", r.noUsage))
+		why = append(why, plural(r.noUsage, "reply", "replies")+" without usage")
 	}
 	if r.invalid > 0 {
-		why = append(why, fmt.Sprintf("%d invalid replies", r.invalid))
+		why = append(why, plural(r.invalid, "invalid reply", "invalid replies"))
 	}
 	out.Why = strings.Join(why, "; ")
 	return out
@@ -245,9 +256,9 @@ th:first-child, td:first-child { text-align: left; white-space: normal; overflow
 tr.total td { font-weight: 600; border-top: 2px solid var(--fg); }
 .unknown { color: var(--warn); }
 .why { font-size: .8rem; color: var(--muted); white-space: normal; text-align: left; }
-svg { width: 100%; height: auto; max-width: 720px; }
-svg text { fill: var(--fg); font: 11px system-ui, sans-serif; }
-svg .axis { stroke: var(--muted); stroke-width: 1; }
+svg.chart { width: 100%; height: auto; max-width: 720px; }
+svg.chart text { fill: var(--fg); font: 11px system-ui, sans-serif; }
+svg.chart .axis { stroke: var(--muted); stroke-width: 1; }
 .legend { display: flex; flex-wrap: wrap; gap: .3rem 1rem; font-size: .85rem; margin: .3rem 0 1rem; }
 .swatch { display: inline-block; width: .8rem; height: .8rem; vertical-align: -.1rem; margin-right: .3rem; border-radius: 2px; }
 .note { font-size: .85rem; color: var(--muted); }
@@ -257,7 +268,7 @@ svg .axis { stroke: var(--muted); stroke-width: 1; }
 <body>
 <h1>Cost by {{.By}}</h1>
 {{with .Chart}}{{if .Empty}}<p class="note">No replies to chart.</p>{{else}}<figure>
-<svg viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="Cost by {{.Unit}}, stacked by model">
+<svg class="chart" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="Cost by {{.Unit}}, stacked by model">
 <defs><pattern id="unknown" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#bbb"/><line x1="0" y1="0" x2="0" y2="6" stroke="#333" stroke-width="3"/></pattern></defs>
 {{range .Ticks}}<line class="axis" x1="{{$.Chart.PlotX}}" x2="{{$.Chart.Right}}" y1="{{.Y}}" y2="{{.Y}}" stroke-dasharray="2 3"/><text x="{{$.Chart.PlotX}}" dx="-4" y="{{.Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}<line class="axis" x1="{{.PlotX}}" x2="{{.PlotX}}" y1="{{.PlotY}}" y2="{{.Bottom}}"/><line class="axis" x1="{{.PlotX}}" x2="{{.Right}}" y1="{{.Bottom}}" y2="{{.Bottom}}"/>
@@ -278,3 +289,10 @@ svg .axis { stroke: var(--muted); stroke-width: 1; }
 </body>
 </html>
 `))
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
