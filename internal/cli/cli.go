@@ -47,7 +47,7 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 		vars = kong.Vars{}
 	}
 	vars["version"] = name + " " + Version
-	vars["storehelp"] = StoreHelp
+	vars["storehelp"] = storeHelp
 	p, err := kong.New(grammar,
 		kong.Name(name), kong.Description(help),
 		kong.Writers(io.Stdout, io.Stderr),
@@ -130,3 +130,6 @@ func IsTerminal(w any) bool {
 	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), getTermios, uintptr(unsafe.Pointer(&t)))
 	return e == 0
 }
+
+// storeHelp is the help of every command's --store flag.
+const storeHelp = "Where sessions are: postgres://… (a PostgreSQL database), null: (keeps nothing), or nothing for files (default: $PANTO_STORE)."

@@ -14,6 +14,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/pricing"
@@ -71,7 +72,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 			return 0, err
 		}
 	}
-	table, _, err := cli.Prices(name, g.Pricing, io)
+	table, _, err := pricing.ForFlag(g.Pricing, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
 	if err != nil {
 		return 0, err
 	}
@@ -128,7 +129,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	if len(inputs) == 0 && !g.All {
 		inputs = []string{"-"}
 	}
-	st, err := cli.OpenStore(g.Store, io)
+	st, err := stores.Open(g.Store, io)
 	if err != nil {
 		return 0, err
 	}

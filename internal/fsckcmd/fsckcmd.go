@@ -20,6 +20,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/filestore"
@@ -85,7 +86,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 		}
 		return g.report(io, out, stdinReport(io.Stdin), 1)
 	}
-	st, err := cli.OpenStore(g.Store, io)
+	st, err := stores.Open(g.Store, io)
 	if err != nil {
 		cli.Errorf(io.Stderr, name, "%v", err)
 		if exitcode.Of(err) == exitcode.Usage {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/filestore"
@@ -105,7 +106,7 @@ func Run(args []string, io cli.IO) int {
 		return code
 	}
 	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) {
-		st, err := cli.OpenStore(g.Store, io)
+		st, err := stores.Open(g.Store, io)
 		if err != nil {
 			return 0, err
 		}
@@ -171,7 +172,7 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	if len(msgs) == 0 {
 		return exitcode.Usagef("no message lines on stdin: nothing appended (give message lines, or --user TEXT)")
 	}
-	cli.SetWait(st, c.Wait)
+	stores.SetWait(st, c.Wait)
 	res, err := st.Append(ctx, c.File, msgs, store.AppendOptions{
 		Provider: c.Provider, Model: c.Model, Parent: c.Parent, ExpectLeaf: c.ExpectLeaf,
 		AllowEmpty: c.AllowEmpty, Cwd: io.Cwd,
@@ -273,7 +274,7 @@ func storeError(err error, file string) error {
 }
 
 func (c *truncateCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
-	cli.SetWait(st, c.Wait)
+	stores.SetWait(st, c.Wait)
 	cut, err := st.Truncate(ctx, c.File, c.After)
 	if err != nil {
 		return storeError(err, c.File)

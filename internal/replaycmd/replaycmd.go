@@ -14,7 +14,9 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/replay"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
@@ -64,7 +66,7 @@ func (g *grammar) input(io cli.IO) (r io.ReaderAt, size int64, label string, clo
 		}
 		return bytes.NewReader(b), int64(len(b)), "stdin", func() {}, nil
 	}
-	st, err := cli.OpenStore(g.Store, io)
+	st, err := stores.Open(g.Store, io)
 	if err != nil {
 		return nil, 0, "", nil, err
 	}
@@ -140,7 +142,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	case "markdown":
 		err = s.WriteMarkdown(out, path)
 	case "html":
-		prices, priced, perr := cli.Prices(name, g.Pricing, io)
+		prices, priced, perr := pricing.ForFlag(g.Pricing, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
 		if perr != nil {
 			return 0, perr
 		}

@@ -128,6 +128,18 @@ func globEscape(s string) string {
 // file (mode 0600) beside it, which is fsynced and renamed over path, and
 // the directory is fsynced. On any error path is untouched.
 func Replace(path string, write func(io.Writer) error) error {
+	err := beside(path, write, func(tmp string) error { return os.Rename(tmp, path) })
+	if err != nil {
+		return fmt.Errorf("rewrite %s: %w", path, err)
+	}
+	return nil
+}
+
+// beside fills a temporary file (0600) beside path with what write writes,
+// fsyncs it, puts it in place with put (a rename, or a link that fails if
+// the name is taken), and fsyncs the directory. The temporary name never
+// stays behind.
+func beside(path string, write func(io.Writer) error, put func(tmp string) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -141,14 +153,14 @@ func Replace(path string, write func(io.Writer) error) error {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
 	if err != nil {
-		return fmt.Errorf("rewrite %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if err := put(tmp.Name()); err != nil {
+		return err
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
 	return nil
 }

@@ -277,7 +277,9 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 	return bw.Flush()
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is made when first needed: making it costs every command
+// that links this package a million instructions at start.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // crc is the checksum push compares lines by.
-func crc(line []byte) int32 { return int32(crc32.Checksum(line, castagnoli)) }
+func crc(line []byte) int32 { return int32(crc32.Checksum(line, castagnoli())) }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -280,6 +281,25 @@ func TestRacingCreators(t *testing.T) {
 	}
 }
 
+// acks starts an appending client and gives, once its output ends, the
+// entry ids it printed: those it was told were committed.
+func acks(t *testing.T, cmd *exec.Cmd) <-chan []string {
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []string, 1)
+	go func() {
+		var ids []string
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			ids = append(ids, sc.Text())
+		}
+		done <- ids
+	}()
+	return done
+}
+
 // TestKillClient: clients killed by SIGKILL in the middle of their
 // batches leave every acknowledged batch there, and none in part.
 func TestKillClient(t *testing.T) {
@@ -292,19 +312,7 @@ func TestKillClient(t *testing.T) {
 	acked := map[string]bool{}
 	for i := range 25 {
 		cmd := client(t, u, "append", id, "1000")
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan []string)
-		go func() {
-			var ids []string
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				ids = append(ids, sc.Text())
-			}
-			done <- ids
-		}()
+		done := acks(t, cmd)
 		time.Sleep(time.Duration(20+rand.IntN(80)+i) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		for _, id := range <-done {
@@ -330,21 +338,9 @@ func TestServerKilled(t *testing.T) {
 	acked := map[string]bool{}
 	for round := range 3 {
 		cmd := client(t, u, "append", id, "100000")
-		out, _ := cmd.StdoutPipe()
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan []string)
-		go func() {
-			var ids []string
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				ids = append(ids, sc.Text())
-			}
-			done <- ids
-		}()
+		done := acks(t, cmd)
 		time.Sleep(time.Duration(100+rand.IntN(200)) * time.Millisecond)
 		s.pgctl(t, "stop -m immediate")
 		for _, id := range <-done {

@@ -1,9 +1,13 @@
-package cli
+// Package stores opens the store a command's --store flag or PANTO_STORE
+// names, with every backend linked in; only the commands that read or
+// write sessions import it (panto-turn does not, and starts faster).
+package stores
 
 import (
 	"errors"
 	"time"
 
+	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
 
@@ -13,13 +17,10 @@ import (
 	_ "github.com/panto-dev/panto/pkg/pgstore"
 )
 
-// StoreHelp is the help of every command's --store flag.
-const StoreHelp = "Where sessions are: postgres://… (a PostgreSQL database), null: (keeps nothing), or nothing for files (default: $PANTO_STORE)."
-
-// OpenStore opens the store the --store flag names, else PANTO_STORE,
+// Open opens the store the --store flag names, else PANTO_STORE,
 // else the file store. A URL that names no store is a usage error; a
 // store that cannot be reached, an operational one.
-func OpenStore(flag string, io IO) (store.Store, error) {
+func Open(flag string, io cli.IO) (store.Store, error) {
 	url := flag
 	if url == "" {
 		url = io.Getenv("PANTO_STORE")
