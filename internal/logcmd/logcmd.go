@@ -36,12 +36,12 @@ type grammar struct {
 	Version kong.VersionFlag `help:"Print the version and exit."`
 	Store   string           `help:"${storehelp}" placeholder:"URL"`
 
-	New      newCmd      `cmd:"" help:"Print the path a new session for this directory would get (creates nothing)."`
-	Append   appendCmd   `cmd:"" help:"Append message lines from stdin to a session file, durably; print the entry lines written."`
-	Truncate truncateCmd `cmd:"" help:"Cut a torn tail, or every entry after --after ID; cut bytes are saved beside the file."`
+	New      newCmd      `cmd:"" help:"Print the name a new session for this directory would get: a file path, or an id in a database (creates nothing)."`
+	Append   appendCmd   `cmd:"" help:"Append message lines from stdin to a session, durably (one batch); print the entry lines written."`
+	Truncate truncateCmd `cmd:"" help:"Cut a torn tail, or every entry after --after ID; what is cut is kept (beside the file, or in panto_cuts)."`
 	List     listCmd     `cmd:"" help:"List the sessions of this directory (or of all), newest activity first."`
-	Latest   latestCmd   `cmd:"" help:"Print the path of the newest session of this directory (exit 1 if none)."`
-	Resolve  resolveCmd  `cmd:"" help:"Print the path of the session whose id starts with PREFIX."`
+	Latest   latestCmd   `cmd:"" help:"Print the name of the newest session of this directory (exit 1 if none)."`
+	Resolve  resolveCmd  `cmd:"" help:"Print the name of the session whose id starts with PREFIX."`
 	Export   exportCmd   `cmd:"" help:"Write a session as a session file on stdout."`
 	Push     pushCmd     `cmd:"" help:"Copy file sessions into a database: only the entries not there yet (idempotent; safe to kill and run again)."`
 	Pull     pullCmd     `cmd:"" help:"Copy a session from a database into a session file here, incrementally; print its path."`
@@ -62,7 +62,7 @@ type pullCmd struct {
 }
 
 type appendCmd struct {
-	File       string        `arg:"" help:"Session file (created by its first reply)."`
+	File       string        `arg:"" help:"The session: a file (in a database: its id, or a unique prefix of an existing one); created by its first reply."`
 	Provider   string        `help:"Provider stamped on user entries (default: the file's active one)."`
 	Model      string        `help:"Model stamped on user entries (default: the file's active one)."`
 	User       string        `help:"Append this user prompt first (no JSON needed); stdin is read after it unless it is a terminal." placeholder:"TEXT"`
@@ -76,7 +76,7 @@ type appendCmd struct {
 }
 
 type truncateCmd struct {
-	File  string        `arg:"" help:"Session file."`
+	File  string        `arg:"" help:"The session: a file (in a database: an id or a unique prefix)."`
 	After string        `help:"Cut every entry after entry ID." placeholder:"ID"`
 	Wait  time.Duration `default:"10s" help:"How long to wait for another writer's lock."`
 }
@@ -101,7 +101,7 @@ func Main() int { return Run(os.Args[1:], cli.OS()) }
 // Run runs panto-log with args.
 func Run(args []string, io cli.IO) int {
 	var g grammar
-	ctx, code, done := cli.Parse(name, "The only writer of panto session files, and the session catalog.", &g, args, io, nil)
+	ctx, code, done := cli.Parse(name, "The only writer of panto sessions, and the session catalog.", &g, args, io, nil)
 	if done {
 		return code
 	}
