@@ -324,9 +324,8 @@ details > summary { cursor: pointer; color: var(--muted); font-size: .85rem; }
 .tool .result { margin-top: .3rem; }
 .unknown { color: var(--warn); }
 footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--line); font-size: .85rem; color: var(--muted); }
-table.usage { border-collapse: collapse; font-size: .85rem; }
-table.usage td { padding: .1rem .8rem .1rem 0; }
-table.usage td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.usage { display: flex; flex-wrap: wrap; gap: .1rem .9rem; font-size: .85rem; margin-top: .3rem; }
+.usage b { font-weight: 600; font-variant-numeric: tabular-nums; }
 @media print { body { max-width: none; font-size: 11pt; } details { display: block; } details > summary { display: none; } details > * { display: block !important; } article { border-color: #999; } }
 </style>
 </head>
@@ -350,7 +349,7 @@ table.usage td.n { text-align: right; font-variant-numeric: tabular-nums; }
 {{with .Result}}<div class="result">{{if .Fold}}<details><summary>Result ({{plural .Lines "line" "lines"}})</summary><pre>{{.Text}}</pre></details>{{else}}<div class="meta">Result</div><pre>{{.Text}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}
 </div>
 {{else if eq .Kind "result"}}<div class="tool result"><div class="meta">Result of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{.Text}}</pre></details>{{else}}<pre>{{.Text}}</pre>{{end}}</div>
-{{end}}{{end}}{{if .Usage}}<table class="usage"><tr>{{range .Usage}}<td>{{.Name}}</td><td class="n">{{.Value}}</td>{{end}}{{if .Cost}}<td>cost</td><td class="n{{if .CostUnknown}} unknown{{end}}">{{.Cost}}</td>{{end}}</tr></table>
+{{end}}{{end}}{{if .Usage}}<div class="usage">{{range .Usage}}<span>{{.Name}} <b>{{.Value}}</b></span>{{end}}{{if .Cost}}<span>cost <b{{if .CostUnknown}} class="unknown"{{end}}>{{.Cost}}</b></span>{{end}}</div>
 {{else if .Cost}}<div class="meta unknown">cost {{.Cost}}</div>
 {{end}}</article>
 {{end}}{{define "foot"}}</main>
