@@ -19,9 +19,6 @@ import (
 	"github.com/panto-dev/panto/pkg/store"
 )
 
-// Session describes one session file.
-type Session = store.Summary
-
 // Files returns the session files directly in dir, links followed. A
 // missing dir has none.
 func Files(dir string) ([]string, error) { return walkFiles(dir, 0) }
@@ -48,8 +45,8 @@ func AllFiles(base string) ([]string, error) {
 //
 // What is not a regular file (a FIFO named *.jsonl, say) is ErrNotRegular,
 // found without waiting on it.
-func Describe(path, cacheDir string) (Session, error) {
-	s := Session{Path: path, ID: IDFromPath(path)}
+func Describe(path, cacheDir string) (store.Summary, error) {
+	s := store.Summary{Path: path, ID: IDFromPath(path)}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return s, err
@@ -114,8 +111,8 @@ func damage(l *scan.Log) string {
 
 // List describes files, newest activity first (ties: newest id first).
 // A file that is not a regular file is left out and given to skip.
-func List(files []string, cacheDir string, skip func(error)) ([]Session, error) {
-	out := make([]Session, 0, len(files))
+func List(files []string, cacheDir string, skip func(error)) ([]store.Summary, error) {
+	out := make([]store.Summary, 0, len(files))
 	for _, p := range files {
 		s, err := Describe(p, cacheDir)
 		if errors.Is(err, ErrNotRegular) {

@@ -137,14 +137,8 @@ func appendBatch(f *os.File, path string, good int64, buf []byte) error {
 // a temporary file beside the final name, fsynced, linked into place only if
 // the name is still free, then the directory fsynced.
 func create(path string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
-	if o.Parent != "" {
-		return nil, fmt.Errorf("%w: %s does not exist, so it has no entry %q", store.ErrNoParent, path, o.Parent)
-	}
-	if err := store.CheckLeaf("", o.ExpectLeaf); err != nil {
+	if err := store.CheckNew(path, "session file", msgs, o); err != nil {
 		return nil, err
-	}
-	if !store.HasReply(msgs) && !o.AllowEmpty {
-		return nil, fmt.Errorf("%w: %s does not exist and a session file is created by its first reply", store.ErrNoReply, path)
 	}
 	id := catalog.IDFromPath(path)
 	if id == "" {

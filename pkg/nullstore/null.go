@@ -36,14 +36,8 @@ func (Null) Append(_ context.Context, _ string, msgs []store.Msg, o store.Append
 	if len(msgs) == 0 {
 		return nil, store.ErrEmpty
 	}
-	if o.Parent != "" {
-		return nil, fmt.Errorf("%w: the null store keeps no entry %q", store.ErrNoParent, o.Parent)
-	}
-	if err := store.CheckLeaf("", o.ExpectLeaf); err != nil {
+	if err := store.CheckNew("the session (the null store keeps none)", "session", msgs, o); err != nil {
 		return nil, err
-	}
-	if !store.HasReply(msgs) && !o.AllowEmpty {
-		return nil, fmt.Errorf("%w: a session is created by its first reply", store.ErrNoReply)
 	}
 	now := time.Now
 	if o.Now != nil {

@@ -155,14 +155,8 @@ func (p *PG) appendTx(ctx context.Context, tx dbtx, id string, st state, msgs []
 	stamp := session.Stamp{Provider: o.Provider, Model: o.Model}
 	parent := st.leaf
 	if !st.exists {
-		if o.Parent != "" {
-			return nil, fmt.Errorf("%w: session %s does not exist, so it has no entry %q", store.ErrNoParent, id, o.Parent)
-		}
-		if err := store.CheckLeaf("", o.ExpectLeaf); err != nil {
+		if err := store.CheckNew("session "+id, "session", msgs, o); err != nil {
 			return nil, err
-		}
-		if !store.HasReply(msgs) && !o.AllowEmpty {
-			return nil, fmt.Errorf("%w: session %s does not exist and a session is created by its first reply", store.ErrNoReply, id)
 		}
 		now := o.Now()
 		header := session.Header{ID: id, Timestamp: session.Timestamp(now), Cwd: o.Cwd}.AppendLine(nil)

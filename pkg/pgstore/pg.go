@@ -124,7 +124,7 @@ func likePrefix(prefix string) string {
 
 // resolve returns the id of the session name names: its id, or a unique
 // prefix of one.
-func (p *PG) resolve(ctx context.Context, q querier, name, cwd string, all bool) (string, error) {
+func (p *PG) resolve(ctx context.Context, q dbtx, name, cwd string, all bool) (string, error) {
 	sql := `SELECT id FROM panto_sessions WHERE id LIKE $1 ORDER BY id LIMIT 21`
 	args := []any{likePrefix(name)}
 	if !all {
@@ -145,11 +145,6 @@ func (p *PG) resolve(ctx context.Context, q querier, name, cwd string, all bool)
 		}
 	}
 	return store.Pick(name, ids, ids)
-}
-
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // Resolve returns the id of the session whose id starts with prefix.

@@ -217,15 +217,22 @@ func checkChain(t *testing.T, p *PG, id string, acked map[string]bool) int {
 	return len(l.Nodes)
 }
 
-// TestConcurrentAppenders: eight client processes append to one session
-// at once; the row lock makes one intact chain of every batch.
-func TestConcurrentAppenders(t *testing.T) {
-	u := testDB(t)
+// seeded opens the database at u and creates a session of one batch in
+// it, for clients to append to.
+func seeded(t *testing.T, u string) (*PG, string) {
 	p := open(t, u)
 	id, _ := p.NewName("/t")
 	if _, err := p.Append(context.Background(), id, pair("seed"), store.AppendOptions{Cwd: "/t"}); err != nil {
 		t.Fatal(err)
 	}
+	return p, id
+}
+
+// TestConcurrentAppenders: eight client processes append to one session
+// at once; the row lock makes one intact chain of every batch.
+func TestConcurrentAppenders(t *testing.T) {
+	u := testDB(t)
+	p, id := seeded(t, u)
 	acked := map[string]bool{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -304,11 +311,7 @@ func acks(t *testing.T, cmd *exec.Cmd) <-chan []string {
 // batches leave every acknowledged batch there, and none in part.
 func TestKillClient(t *testing.T) {
 	u := testDB(t)
-	p := open(t, u)
-	id, _ := p.NewName("/t")
-	if _, err := p.Append(context.Background(), id, pair("seed"), store.AppendOptions{Cwd: "/t"}); err != nil {
-		t.Fatal(err)
-	}
+	p, id := seeded(t, u)
 	acked := map[string]bool{}
 	for i := range 25 {
 		cmd := client(t, u, "append", id, "1000")
@@ -330,11 +333,7 @@ func TestKillClient(t *testing.T) {
 func TestServerKilled(t *testing.T) {
 	s := ownServer(t)
 	u := newDatabase(t, s.url)
-	p := open(t, u)
-	id, _ := p.NewName("/t")
-	if _, err := p.Append(context.Background(), id, pair("seed"), store.AppendOptions{Cwd: "/t"}); err != nil {
-		t.Fatal(err)
-	}
+	p, id := seeded(t, u)
 	acked := map[string]bool{}
 	for round := range 3 {
 		cmd := client(t, u, "append", id, "100000")

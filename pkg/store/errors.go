@@ -18,7 +18,6 @@ var (
 	ErrAmbiguousID   = errors.New("store: ambiguous id prefix")
 	ErrBadURL        = errors.New("store: bad store URL")
 	ErrUnavailable   = errors.New("store: cannot reach the store")
-	ErrNotSupported  = errors.New("store: not supported by this store")
 	ErrConflict      = errors.New("store: an entry exists with other bytes")
 )
 

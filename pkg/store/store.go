@@ -144,6 +144,23 @@ func HasUser(msgs []Msg) bool {
 	return false
 }
 
+// CheckNew applies the rules of a batch that would create the session
+// name (SPEC §4, §5): no parent to branch from, no leaf to expect, and a
+// reply in the batch (a session exists from its first reply on) unless
+// AllowEmpty. noun says what is created ("session file", "session").
+func CheckNew(name, noun string, msgs []Msg, o AppendOptions) error {
+	if o.Parent != "" {
+		return fmt.Errorf("%w: %s does not exist, so it has no entry %q", ErrNoParent, name, o.Parent)
+	}
+	if err := CheckLeaf("", o.ExpectLeaf); err != nil {
+		return err
+	}
+	if !HasReply(msgs) && !o.AllowEmpty {
+		return fmt.Errorf("%w: %s does not exist and a %s is created by its first reply", ErrNoReply, name, noun)
+	}
+	return nil
+}
+
 // CheckLeaf fails with ErrLeafMoved unless the leaf is want (when given).
 func CheckLeaf(got string, want *string) error {
 	if want == nil || got == *want {
