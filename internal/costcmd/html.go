@@ -15,7 +15,8 @@ import (
 // chart is the cost of every period (a day, or the week or month a report
 // is by) and model: the bars of a page.
 type chart struct {
-	unit    string // day, week or month
+	unit    string  // day, week or month
+	period  grammar // keys turns by that unit
 	periods map[string]map[string]*row
 }
 
@@ -24,11 +25,11 @@ func newChart(by string) *chart {
 	if by == "week" || by == "month" {
 		unit = by
 	}
-	return &chart{unit: unit, periods: map[string]map[string]*row{}}
+	return &chart{unit: unit, period: grammar{By: unit}, periods: map[string]map[string]*row{}}
 }
 
 func (c *chart) add(t *turn, table pricing.Table) error {
-	period := (&grammar{By: c.unit}).key(t)
+	period := c.period.key(t)
 	models := c.periods[period]
 	if models == nil {
 		models = map[string]*row{}
