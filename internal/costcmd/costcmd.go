@@ -29,7 +29,7 @@ type grammar struct {
 	All     bool             `help:"Every session of the store."`
 	Store   string           `help:"${storehelp}" placeholder:"URL"`
 	Pricing string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json (default: $XDG_CONFIG_HOME/panto/models.toml)." placeholder:"FILE"`
-	By      string           `enum:"turn,session,model,day,week,month,project" default:"session" help:"Rows: turn, session, model, day, week, month or project."`
+	By      string           `enum:"turn,session,model,day,week,month,project,agent" default:"session" help:"Rows: turn, session, model, day, week, month, project or agent (panto, claude, codex, pi)."`
 	Format  string           `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
 	Since   string           `help:"Only turns on or after this day (YYYY-MM-DD, local time)." placeholder:"DATE"`
 	Until   string           `help:"Only turns on or before this day (YYYY-MM-DD, local time)." placeholder:"DATE"`
@@ -173,7 +173,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 // needTime says whether turns' timestamps matter: for date rows, turn
 // rows (which show them) and date filters.
 func (g *grammar) needTime(since, until time.Time) bool {
-	return g.By != "session" && g.By != "model" && g.By != "project" || !since.IsZero() || !until.IsZero() || g.Format == "html"
+	return g.By != "session" && g.By != "model" && g.By != "project" && g.By != "agent" || !since.IsZero() || !until.IsZero() || g.Format == "html"
 }
 
 func (g *grammar) key(t *turn) string {
@@ -181,6 +181,8 @@ func (g *grammar) key(t *turn) string {
 	switch g.By {
 	case "model":
 		return t.key.String()
+	case "agent":
+		return t.agent
 	case "project":
 		if t.project == "" {
 			return "(unknown)"
@@ -234,7 +236,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 	read := map[fileID]bool{}
 	n := 0
 	readOne := func(label string, in goio.Reader) error {
-		r := &reader{label: label, input: n, session: label, counted: c, skip: skip, warn: warn, needTime: g.needTime(since, until), names: &names}
+		r := &reader{label: label, input: n, session: label, agent: "panto", counted: c, skip: skip, warn: warn, needTime: g.needTime(since, until), names: &names}
 		if id := catalog.IDFromPath(label); id != "" {
 			r.session = id
 		}

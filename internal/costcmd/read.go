@@ -1,18 +1,25 @@
 package costcmd
 
 import (
+	"bytes"
+	"errors"
 	"io"
+	"strconv"
 	"time"
 
+	"github.com/panto-dev/panto/pkg/agents"
+	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
 )
 
 // turn is one assistant reply found in the input.
 type turn struct {
 	session, project, entry string
+	agent                   string // the agent that wrote it: panto, claude, codex, pi
 	time                    time.Time // zero for message lines, which carry none
 	key                     pricing.Key
 	usage                   pricing.Usage
@@ -65,6 +72,7 @@ type reader struct {
 	input    int    // its number among the inputs
 	session  string // session id: the header's, else the label
 	project  string
+	agent    string
 	counted  *counted
 	copies   int // replies counted already from another input
 	skip     *skipped
@@ -73,10 +81,101 @@ type reader struct {
 	names    *map[string]string // provider and model names, interned
 }
 
-// read reads session lines, entry lines or message lines through the one
-// scanner and validator of the format, up to the first corrupt line (SPEC
-// §5). A reply that is an invalid entry counts with an unknown cost.
+// read reads a log: another agent's through package agents, else session
+// lines, entry lines or message lines through the one scanner and
+// validator of the format, up to the first corrupt line (SPEC §5). A reply
+// that is an invalid entry counts with an unknown cost.
 func (r *reader) read(in io.Reader, emit func(*turn) error) error {
+	var f agents.Format
+	var err error
+	ra, seekable := in.(interface {
+		io.ReaderAt
+		Size() int64
+	})
+	if seekable {
+		f, err = agents.Sniff(ra, ra.Size())
+	} else {
+		f, in, err = agents.SniffStream(in)
+	}
+	if err != nil {
+		return err
+	}
+	switch f {
+	case agents.Panto:
+		return r.readPanto(in, emit)
+	case agents.Unknown:
+		return exitcode.Failuref("%s: %v", r.label, agents.ErrNotALog)
+	}
+	src := agents.Source{Path: r.label}
+	if seekable {
+		src.R, src.Size = ra, ra.Size()
+	} else {
+		tmp, n, err := agents.Spool(in)
+		if err != nil {
+			return err
+		}
+		defer tmp.Close()
+		src.R, src.Size = tmp, n
+	}
+	return r.readAgent(src, f, emit)
+}
+
+// readAgent reads another agent's log: each billed reply once, by the
+// agents' rules, a reply recorded in several places (a Claude Code
+// subagent's, in its file and its parent's) counted where it is met first.
+func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) error) error {
+	_, st, err := agents.Read(src, f, agents.Options{},
+		func(h *agents.Header) error {
+			r.session, r.project, r.agent = h.ID, h.Cwd, h.Origin.Agent
+			return nil
+		},
+		func(e *agents.Entry) error {
+			if e.Reply == nil || agents.Unbilled(e.Model) {
+				return nil
+			}
+			if e.Reply.Key != "" && r.counted.add("", "response "+e.Reply.Key, r.input) >= 0 {
+				return nil // recorded twice by design: not a copy to warn of
+			}
+			t := &turn{session: r.session, project: r.project, agent: r.agent, entry: "line " + strconv.Itoa(e.Line), hasUsage: e.Reply.HasUsage,
+				key: pricing.Key{Provider: r.intern(e.Provider), Model: r.intern(e.Model)}, usage: usageOf(e.Reply.Usage)}
+			if r.needTime {
+				if tm, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
+					t.time = tm
+				}
+			}
+			return emit(t)
+		})
+	if errors.Is(err, agents.ErrNotALog) {
+		return exitcode.Failuref("%s: %v", r.label, err)
+	}
+	if err != nil {
+		return err
+	}
+	if n := len(st.Corrupt); n > 0 {
+		r.skip.corrupt++
+		r.warn("%s: %d lines are not JSON objects (line %d first): not read, the rest counted", r.label, n, st.Corrupt[0])
+	}
+	if st.Torn > 0 {
+		r.skip.torn++
+		r.warn("%s: line %d: incomplete final line (a writer may be mid-append): not counted", r.label, st.Torn)
+	}
+	return nil
+}
+
+func (r *reader) intern(s string) string {
+	if v, ok := (*r.names)[s]; ok {
+		return v
+	}
+	(*r.names)[s] = s
+	return s
+}
+
+func usageOf(u session.Usage) pricing.Usage {
+	return pricing.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, CacheWrite1h: u.CacheWrite1h, Reasoning: u.Reasoning}
+}
+
+// readPanto reads panto's own lines.
+func (r *reader) readPanto(in io.Reader, emit func(*turn) error) error {
 	var emitErr error
 	opt := scan.ScanOptions{StopAtCorrupt: true, NoIndex: true}
 	opt.OnLine = func(n int, _ int64, raw []byte, term bool, c *session.Line) {
@@ -86,6 +185,9 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 		switch {
 		case c.Kind == session.KindHeader:
 			r.session, r.project = c.ID, c.Cwd
+			if a := gjson.GetBytes(raw, "origin.agent"); a.Type == gjson.String {
+				r.agent = a.Str // an imported session
+			}
 			if c.Version > session.Version {
 				r.warn("%s is format version %d, newer than %d: reading what it understands", r.label, c.Version, session.Version)
 			}
@@ -127,6 +229,15 @@ func what(c *session.Line) string {
 
 // reply emits the assistant entry c (valid or not) at line n.
 func (r *reader) reply(n int, raw []byte, c *session.Line, emit func(*turn) error) error {
+	if bytes.Contains(raw, responseID) { // imported: the response may be in another session too
+		if k := gjson.GetBytes(session.MessageOf(raw), "responseId"); k.Type == gjson.String && r.counted.add("", "response "+k.Str, r.input) >= 0 {
+			r.copies++
+			return nil
+		}
+	}
+	if _, model := c.Reply.Stamp(raw); bytes.Equal(model, synthetic) {
+		return nil // no request was made
+	}
 	if first := r.counted.add(r.session, c.ID, r.input); first >= 0 {
 		if first == r.input {
 			r.skip.duplicate++
@@ -172,12 +283,17 @@ func (r *reader) messageLine(n int, raw []byte, emit func(*turn) error) error {
 	return emit(t)
 }
 
+// responseID marks a reply imported from another agent, which names the
+// response it was (SPEC §11).
+var responseID = []byte(`"responseId"`)
+
+// synthetic is the model of a reply an agent wrote itself, as JSON.
+var synthetic = []byte(`"` + agents.Synthetic + `"`)
+
 func (r *reader) turn(raw []byte, rep *session.Reply) *turn {
 	provider, model := rep.Stamp(raw)
-	u := rep.Usage
-	return &turn{session: r.session, project: r.project, hasUsage: rep.HasUsage,
-		key:   pricing.Key{Provider: r.name(provider), Model: r.name(model)},
-		usage: pricing.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, CacheWrite1h: u.CacheWrite1h, Reasoning: u.Reasoning}}
+	return &turn{session: r.session, project: r.project, agent: r.agent, hasUsage: rep.HasUsage,
+		key: pricing.Key{Provider: r.name(provider), Model: r.name(model)}, usage: usageOf(rep.Usage)}
 }
 
 // name returns the string a raw JSON value holds, one copy per name.

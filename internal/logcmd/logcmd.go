@@ -45,6 +45,7 @@ type grammar struct {
 	Export   exportCmd   `cmd:"" help:"Write a session as a session file on stdout."`
 	Push     pushCmd     `cmd:"" help:"Copy file sessions into a database: only the entries not there yet (idempotent; safe to kill and run again)."`
 	Pull     pullCmd     `cmd:"" help:"Copy a session from a database into a session file here, incrementally; print its path."`
+	Import   importCmd   `cmd:"" help:"Turn Claude Code, Codex or pi logs into panto sessions in the store, incrementally; print the name of each session written."`
 }
 
 type exportCmd struct {
@@ -127,6 +128,8 @@ func Run(args []string, io cli.IO) int {
 			return 0, g.Resolve.run(bg, st, io, out)
 		case "export <session>":
 			return 0, g.Export.run(bg, st, out)
+		case "import <paths>":
+			return 0, g.Import.run(bg, st, io, out)
 		case "push", "push <paths>":
 			return 0, g.Push.run(bg, st, io)
 		case "pull <id>":

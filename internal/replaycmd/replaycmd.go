@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/stores"
+	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/replay"
@@ -91,6 +92,10 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		return 0, err
 	}
 	defer closeFn()
+	r, size, err = foreign(io, r, size, label)
+	if err != nil {
+		return 0, err
+	}
 	s, err := replay.Open(r, size)
 	if err != nil {
 		return 0, exitcode.Failuref("read %s: %v", label, err)
@@ -166,6 +171,32 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		})
 	}
 	return code, err
+}
+
+// foreign turns another agent's log into the panto session it becomes (in
+// a temporary file), so that it replays as one; a log in no known format
+// is an error.
+func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderAt, int64, error) {
+	f, err := agents.Sniff(r, size)
+	switch {
+	case err != nil:
+		return nil, 0, exitcode.Failuref("read %s: %v", label, err)
+	case f == agents.Panto:
+		return r, size, nil
+	case f == agents.Unknown:
+		return nil, 0, exitcode.Failuref("%s: %v", label, agents.ErrNotALog)
+	}
+	tmp, n, st, err := agents.Convert(agents.Source{Path: label, R: r, Size: size}, f)
+	if err != nil {
+		return nil, 0, exitcode.Failuref("read %s: %v", label, err)
+	}
+	if k := len(st.Corrupt); k > 0 {
+		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): skipped, the rest read", label, k, st.Corrupt[0])
+	}
+	if st.Torn > 0 {
+		cli.Warnf(io.Stderr, name, "%s: line %d: incomplete final line (a writer may be mid-append): not read", label, st.Torn)
+	}
+	return tmp, n, nil // the file goes with the process
 }
 
 // warn reports on stderr what the reader skipped, and returns 1 when a

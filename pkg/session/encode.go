@@ -1,6 +1,7 @@
 package session
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/panto-dev/panto/pkg/rawjson"
@@ -17,6 +18,7 @@ type Header struct {
 	ID        string // UUIDv7
 	Timestamp string
 	Cwd       string
+	Origin    []byte // optional: the raw JSON object of "origin" (SPEC §11)
 }
 
 // AppendLine appends the header line, with its "\n", to dst.
@@ -27,6 +29,10 @@ func (h Header) AppendLine(dst []byte) []byte {
 	dst = rawjson.AppendString(dst, h.Timestamp)
 	dst = append(dst, `,"cwd":`...)
 	dst = rawjson.AppendString(dst, h.Cwd)
+	if h.Origin != nil {
+		dst = append(dst, `,"origin":`...)
+		dst = append(dst, h.Origin...)
+	}
 	return append(dst, "}\n"...)
 }
 
@@ -71,4 +77,23 @@ func TextMessage(role, text string) []byte {
 	b = append(b, `,"content":[{"type":"text","text":`...)
 	b = rawjson.AppendString(b, text)
 	return append(b, "}]}"...)
+}
+
+// AppendJSON appends the usage object of SPEC §2 to dst: input and output,
+// then the optional counters that are not zero.
+func (u Usage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"input":`...)
+	dst = strconv.AppendInt(dst, u.Input, 10)
+	dst = append(dst, `,"output":`...)
+	dst = strconv.AppendInt(dst, u.Output, 10)
+	for _, f := range [...]struct {
+		k string
+		v int64
+	}{{`,"cacheRead":`, u.CacheRead}, {`,"cacheWrite":`, u.CacheWrite}, {`,"reasoning":`, u.Reasoning}, {`,"cacheWrite1h":`, u.CacheWrite1h}} {
+		if f.v != 0 {
+			dst = append(dst, f.k...)
+			dst = strconv.AppendInt(dst, f.v, 10)
+		}
+	}
+	return append(dst, '}')
 }

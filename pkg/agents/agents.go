@@ -1,0 +1,510 @@
+// Package agents reads the session logs of other coding agents (Claude
+// Code, Codex, pi) and turns each into panto entries (SPEC §11). It is the
+// one place for their formats and for the rules real logs impose
+// (reference/other-agents.md §6): panto-cost, panto-replay and
+// panto-log import all consume what it produces.
+package agents
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/scan"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+// Format is the format of a session log.
+type Format int
+
+const (
+	Unknown Format = iota
+	Panto          // a panto session, entry lines or message lines
+	Claude         // a Claude Code transcript
+	Codex          // a Codex rollout
+	Pi             // a pi session, version 1, 2 or 3
+)
+
+func (f Format) String() string {
+	return [...]string{"unknown", "panto", "claude", "codex", "pi"}[f]
+}
+
+// Expected names the formats a log may be in, for errors.
+const Expected = "a panto session, a Claude Code transcript, a Codex rollout or a pi session"
+
+// ParseFormat reads a --from value: claude, codex, pi, or auto ("" too).
+func ParseFormat(s string) (Format, error) {
+	switch s {
+	case "", "auto":
+		return Unknown, nil
+	case "claude":
+		return Claude, nil
+	case "codex":
+		return Codex, nil
+	case "pi":
+		return Pi, nil
+	}
+	return Unknown, fmt.Errorf("%q is not an agent: use claude, codex or pi", s)
+}
+
+// Detect tells the format of a log from its first line (without "\n").
+// Blank lines are not given to it.
+func Detect(line []byte) Format {
+	if !gjson.ValidBytes(line) || len(line) == 0 || line[0] != '{' {
+		if i := rawjson.SkipWS(line, 0); i < len(line) && line[i] == '{' && gjson.ValidBytes(line) {
+			return Detect(line[i:])
+		}
+		return Unknown
+	}
+	r := gjson.GetManyBytes(line, "type", "version", "payload", "role", "sessionId", "uuid")
+	typ := r[0].String()
+	switch {
+	case typ == "session":
+		// panto's header says version 1; pi's v1 header has no version,
+		// its v2 and v3 headers say 2 and 3.
+		if !r[1].Exists() || r[1].Int() == 2 || r[1].Int() == 3 {
+			return Pi
+		}
+		return Panto
+	case r[2].Exists() && codexTypes[typ]:
+		return Codex
+	case claudeTypes[typ] || r[4].Exists() || r[5].Exists():
+		return Claude
+	case typ == "message" || typ == "" && r[3].Exists():
+		return Panto // an entry line, or a message line
+	case typ != "" && gjson.GetBytes(line, "id").Exists():
+		return Panto // an entry of a type this version does not know
+	}
+	return Unknown
+}
+
+var codexTypes = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true}
+
+var claudeTypes = map[string]bool{"user": true, "assistant": true, "summary": true, "system": true, "progress": true,
+	"file-history-snapshot": true, "queue-operation": true}
+
+// ErrNotALog is the error for a file in none of the formats.
+var ErrNotALog = errors.New("not a session log: expected " + Expected)
+
+// Source is one log to convert.
+type Source struct {
+	Path string      // as given; "-" for stdin
+	R    io.ReaderAt // its bytes
+	Size int64
+	// Parent is the session id of the session whose subagent this log is
+	// (a Claude Code subagents/ file); found from the path when empty.
+	Parent string
+}
+
+// Origin is where an imported session came from: its header's "origin".
+type Origin struct {
+	Agent  string // claude, codex, pi
+	ID     string // the source's session id
+	Path   string
+	Parent string // the parent session's id, for a subagent or a fork
+}
+
+func (o Origin) appendJSON(b []byte) []byte {
+	b = append(b, `{"agent":`...)
+	b = rawjson.AppendString(b, o.Agent)
+	b = append(b, `,"id":`...)
+	b = rawjson.AppendString(b, o.ID)
+	b = append(b, `,"path":`...)
+	b = rawjson.AppendString(b, o.Path)
+	if o.Parent != "" {
+		b = append(b, `,"parent":`...)
+		b = rawjson.AppendString(b, o.Parent)
+	}
+	return append(b, '}')
+}
+
+// Header is the header of the panto session a log becomes.
+type Header struct {
+	ID        string // UUIDv7 made from the source's first time and its id
+	Timestamp string
+	Cwd       string
+	Origin    Origin
+}
+
+// Line returns the header line, with its "\n".
+func (h *Header) Line() []byte {
+	return session.Header{ID: h.ID, Timestamp: h.Timestamp, Cwd: h.Cwd, Origin: h.Origin.appendJSON(nil)}.AppendLine(nil)
+}
+
+// Entry is one panto entry made from a log.
+type Entry struct {
+	Line      int    // the source line it comes from (its first, for several)
+	ID        string // 8 hex characters, the same for the same source
+	ParentID  string // "" for the first entry
+	Timestamp string
+	Role      string // user, assistant or system; "" for a kept entry
+	Provider  string
+	Model     string
+	Reply     *Reply // for an assistant message: what it cost
+	// Body is the message object (Role set) or, for a kept entry, the
+	// fields after "timestamp" (`"agent":…,"line":{…}`); nil when the
+	// reader was asked for replies only.
+	Body []byte
+	Kind string // a kept entry's type
+}
+
+// Reply is a billed response, counted by the agents' rules: one per
+// response, with its final usage.
+type Reply struct {
+	Key        string // the response's identity across files ("" when it has none)
+	Usage      session.Usage
+	HasUsage   bool
+	StopReason string // panto's: stop, length, toolUse, error; "" unknown
+}
+
+// AppendLine appends the panto entry line of e, with its "\n".
+func (e *Entry) AppendLine(b []byte) []byte {
+	if e.Role != "" {
+		stamp := e.Role == "user"
+		en := session.Entry{ID: e.ID, ParentID: e.ParentID, Timestamp: e.Timestamp, Message: e.Body}
+		if stamp {
+			en.Provider, en.Model = e.Provider, e.Model
+		}
+		return en.AppendLine(b)
+	}
+	b = append(b, `{"type":`...)
+	b = rawjson.AppendString(b, e.Kind)
+	b = append(b, `,"id":`...)
+	b = rawjson.AppendString(b, e.ID)
+	b = append(b, `,"parentId":`...)
+	if e.ParentID == "" {
+		b = append(b, "null"...)
+	} else {
+		b = rawjson.AppendString(b, e.ParentID)
+	}
+	b = append(b, `,"timestamp":`...)
+	b = rawjson.AppendString(b, e.Timestamp)
+	b = append(b, ',')
+	b = append(b, e.Body...)
+	return append(b, "}\n"...)
+}
+
+// Options says what a reader produces.
+type Options struct {
+	// Content builds each entry's Body; without it only replies, times and
+	// stamps are read (what a cost report needs), faster.
+	Content bool
+}
+
+// Stats counts what was converted how, for the summary an import prints
+// and for the warnings of a reader. Corrupt lines are the source's, not
+// panto's to repair: they are counted and read around.
+type Stats struct {
+	Counts  map[string]int
+	Corrupt []int // line numbers of lines that are not JSON objects
+	Torn    int   // the line number of an unterminated last line, or 0
+	Entries int   // entries written by Convert
+}
+
+func (s *Stats) add(what string, n int) {
+	if s.Counts == nil {
+		s.Counts = map[string]int{}
+	}
+	s.Counts[what] += n
+}
+
+// Summary is the counts as "n what, …", sorted by what.
+func (s *Stats) Summary() string {
+	keys := make([]string, 0, len(s.Counts))
+	for k := range s.Counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d %s", s.Counts[k], k)
+	}
+	return b.String()
+}
+
+// Merge adds o's counts into s (not its line numbers).
+func (s *Stats) Merge(o *Stats) {
+	for k, v := range o.Counts {
+		s.add(k, v)
+	}
+}
+
+// Read converts src, in format f (Unknown: detect it), calling header once
+// and then entry for each entry in order. The Entry is valid only during
+// the call. A log with no line of its format is ErrNotALog.
+func Read(src Source, f Format, opt Options, header func(*Header) error, entry func(*Entry) error) (Format, *Stats, error) {
+	st := &Stats{}
+	if f == Unknown {
+		first, err := firstLine(src)
+		if err != nil {
+			return f, st, err
+		}
+		if f = Detect(first); f == Unknown || f == Panto {
+			return f, st, ErrNotALog
+		}
+	}
+	c := &converter{src: src, opt: opt, stats: st, header: header, entry: entry, taken: map[string]bool{}}
+	var err error
+	switch f {
+	case Claude:
+		err = c.claude()
+	case Codex:
+		err = c.codex()
+	case Pi:
+		err = c.pi()
+	default:
+		return f, st, ErrNotALog
+	}
+	return f, st, err
+}
+
+// firstLine returns the first line of src that is not blank.
+func firstLine(src Source) ([]byte, error) {
+	lr := newLines(src)
+	for {
+		line, _, _, err := lr.Next()
+		if err != nil {
+			if err == io.EOF {
+				return nil, nil
+			}
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			return line, nil
+		}
+	}
+}
+
+// converter holds what every reader shares: the source, where entries go,
+// and the ids given so far.
+type converter struct {
+	src    Source
+	opt    Options
+	stats  *Stats
+	header func(*Header) error
+	entry  func(*Entry) error
+	hdr    *Header // nil until written
+	taken  map[string]bool
+	last   string // the id of the last entry, the default parent
+	lastTS string
+	e      Entry // reused
+	buf    []byte
+}
+
+// begin writes the header, once.
+func (c *converter) begin(h Header) error {
+	if c.hdr != nil {
+		return nil
+	}
+	if h.Origin.Path == "" {
+		h.Origin.Path = c.src.Path
+	}
+	h.ID = SessionID(h.Timestamp, h.Origin.Agent+"\x00"+h.Origin.ID)
+	c.hdr = &h
+	c.lastTS = h.Timestamp // for entries with no time of their own
+	return c.header(&h)
+}
+
+// SessionID is the UUIDv7 a source session becomes: its time from ts, its
+// random bits from a hash of key, so the same source always gives the
+// same id (SPEC §11).
+func SessionID(ts, key string) string {
+	var u uuid.UUID
+	sum := sha256.Sum256([]byte(key))
+	copy(u[:], sum[:16])
+	ms := uint64(0)
+	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil && t.UnixMilli() > 0 {
+		ms = uint64(t.UnixMilli())
+	}
+	var be [8]byte
+	binary.BigEndian.PutUint64(be[:], ms<<16)
+	copy(u[:6], be[:6])
+	u[6] = 0x70 | u[6]&0x0f
+	u[8] = 0x80 | u[8]&0x3f
+	return u.String()
+}
+
+// id returns the entry id for the source key: 8 hex characters of a hash
+// of the session and the key, drawn again while taken in this file.
+func (c *converter) id(key string) string {
+	seed := c.hdr.Origin.ID + "\x00" + key
+	for i := 0; ; i++ {
+		sum := sha256.Sum256([]byte(seed))
+		id := hex.EncodeToString(sum[:4])
+		if !c.taken[id] {
+			c.taken[id] = true
+			return id
+		}
+		seed = fmt.Sprintf("%s\x00%d", seed, i)
+	}
+}
+
+// emit hands e to the caller, after the header, and makes it the default
+// parent of the next entry.
+func (c *converter) emit(e *Entry) error {
+	if c.hdr == nil {
+		return fmt.Errorf("%s: an entry before the session's first line", c.src.Path)
+	}
+	if e.Timestamp == "" {
+		e.Timestamp = c.lastTS
+	}
+	c.last, c.lastTS = e.ID, e.Timestamp
+	return c.entry(e)
+}
+
+// stamp returns ts as SPEC §2 writes times, or "" when it is not a time.
+func stamp(ts string) string {
+	if ts == "" {
+		return ""
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return ""
+	}
+	return session.Timestamp(t)
+}
+
+// kept returns the body of a kept entry: the source line, whole.
+func (c *converter) kept(agent string, raw []byte) []byte {
+	if !c.opt.Content {
+		return nil
+	}
+	b := append(c.buf[:0], `"agent":`...)
+	b = rawjson.AppendString(b, agent)
+	b = append(b, `,"line":`...)
+	b = append(b, raw...)
+	c.buf = b
+	return b
+}
+
+// newLines reads a source's lines from its start.
+func newLines(src Source) *scan.Reader {
+	return scan.NewReader(io.NewSectionReader(src.R, 0, src.Size), 0)
+}
+
+// line reads the source's next line and sorts out what is not a JSON
+// object: blank lines are skipped, a corrupt line counted, an unterminated
+// last line counted as torn. It returns io.EOF at the end.
+func (c *converter) line(lr *scan.Reader) (n int, off int64, raw []byte, err error) {
+	for {
+		raw, off, term, err := lr.Next()
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		n = lr.LineNo()
+		if !term {
+			c.stats.Torn = n
+			return 0, 0, nil, io.EOF
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		if !rawjson.Valid(raw) || raw[rawjson.SkipWS(raw, 0)] != '{' {
+			c.stats.Corrupt = append(c.stats.Corrupt, n)
+			continue
+		}
+		return n, off, raw, nil
+	}
+}
+
+// Sniff tells the format of the log r holds from its first line that is
+// not blank. What is not a JSON object there is left to panto's reader to
+// report (a corrupt line); an empty log is panto's too.
+func Sniff(r io.ReaderAt, size int64) (Format, error) {
+	first, err := firstLine(Source{R: r, Size: size})
+	if err != nil || first == nil || !rawjson.Valid(first) {
+		return Panto, err
+	}
+	return Detect(first), nil
+}
+
+// SniffStream is Sniff for a stream: it reads up to the first line that is
+// not blank and returns a reader that gives r's bytes from the start.
+func SniffStream(r io.Reader) (Format, io.Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var head []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		head = append(head, line...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		rest := io.MultiReader(bytes.NewReader(head), br)
+		if err != nil && err != io.EOF {
+			return Unknown, rest, err
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 || err == io.EOF {
+			f := Panto
+			if rawjson.Valid(t) && len(t) > 0 {
+				f = Detect(t)
+			}
+			return f, rest, nil
+		}
+	}
+}
+
+// Spool copies r into a temporary file that is already unlinked, for the
+// readers that need to read a stream twice. The caller closes it.
+func Spool(r io.Reader) (*os.File, int64, error) {
+	f, err := os.CreateTemp("", "panto-*")
+	if err != nil {
+		return nil, 0, err
+	}
+	os.Remove(f.Name())
+	n, err := io.Copy(f, r)
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, n, nil
+}
+
+// Convert writes the panto session src becomes (header and entries) to a
+// temporary file, already unlinked, and returns it with its size.
+func Convert(src Source, f Format) (*os.File, int64, *Stats, error) {
+	tmp, err := os.CreateTemp("", "panto-*")
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	os.Remove(tmp.Name())
+	w := bufio.NewWriterSize(tmp, 256<<10)
+	var line []byte
+	entries := 0
+	_, st, err := Read(src, f, Options{Content: true},
+		func(h *Header) error { _, err := w.Write(h.Line()); return err },
+		func(e *Entry) error {
+			entries++
+			line = e.AppendLine(line[:0])
+			_, err := w.Write(line)
+			return err
+		})
+	st.Entries = entries
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		tmp.Close()
+		return nil, 0, st, err
+	}
+	size, err := tmp.Seek(0, io.SeekCurrent)
+	if err != nil {
+		tmp.Close()
+		return nil, 0, st, err
+	}
+	return tmp, size, st, nil
+}

@@ -1,0 +1,443 @@
+package agents
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+// A Codex rollout has no usage per message: "token_count" events carry the
+// session's cumulative total, re-emitted unchanged on every refresh. The
+// usage is the advance of that total; a total that goes down (a resumed or
+// compacted session) starts a new baseline, its event's own last usage
+// counting. An advance goes on the last reply it covers (the others since
+// the previous advance carry zero), so replies wait in a queue until their
+// advance comes. A forked rollout first replays its parent's history,
+// token counts included: that prefix sets the baseline and is no usage.
+
+// tokens is Codex's TokenUsage: input includes cached input, output
+// includes reasoning.
+type tokens struct{ input, cached, output, reasoning int64 }
+
+func readTokens(v gjson.Result) tokens {
+	return tokens{v.Get("input_tokens").Int(), v.Get("cached_input_tokens").Int(), v.Get("output_tokens").Int(), v.Get("reasoning_output_tokens").Int()}
+}
+
+func (t tokens) covers(b tokens) bool {
+	return t.input >= b.input && t.cached >= b.cached && t.output >= b.output && t.reasoning >= b.reasoning
+}
+
+func (t tokens) minus(b tokens) tokens {
+	return tokens{t.input - b.input, t.cached - b.cached, t.output - b.output, t.reasoning - b.reasoning}
+}
+
+// usage is t as panto counts it: fresh input apart from cached.
+func (t tokens) usage() session.Usage {
+	cached := min(max(t.cached, 0), max(t.input, 0))
+	out := max(t.output, 0)
+	return session.Usage{Input: max(t.input, 0) - cached, CacheRead: cached, Output: out, Reasoning: min(max(t.reasoning, 0), out)}
+}
+
+// pending is an entry waiting in the queue.
+type pending struct {
+	e      Entry
+	blocks []byte // the content blocks so far
+	n      int    // how many
+	tool   bool   // a reply with a tool call
+}
+
+type codexState struct {
+	provider, model string
+	base            tokens
+	queue           []*pending
+	replaying       bool
+	forkTime        time.Time
+}
+
+func (c *converter) codex() error {
+	s := codexState{provider: "openai", model: "unknown"}
+	lr := newLines(c.src)
+	for {
+		n, _, raw, err := c.line(lr)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		var ts, typ string
+		var p gjson.Result
+		gjson.Parse(str(raw)).ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "timestamp":
+				ts = v.Str
+			case "type":
+				typ = v.Str
+			case "payload":
+				p = v
+			}
+			return true
+		})
+		ts = stamp(ts)
+		if typ == "session_meta" && c.hdr == nil {
+			if err := c.codexMeta(&s, p, ts); err != nil {
+				return err
+			}
+			continue
+		}
+		if c.hdr == nil {
+			id := filepath.Base(c.src.Path)
+			if len(id) > 36 {
+				id = id[len(id)-len(".jsonl")-36 : len(id)-len(".jsonl")]
+			}
+			if err := c.begin(Header{Timestamp: ts, Origin: Origin{Agent: "codex", ID: id}}); err != nil {
+				return err
+			}
+		}
+		if err := c.codexLine(&s, n, ts, typ, p, raw); err != nil {
+			return err
+		}
+	}
+	if c.hdr == nil {
+		return ErrNotALog
+	}
+	return c.flush(&s, nil)
+}
+
+func (c *converter) codexMeta(s *codexState, p gjson.Result, ts string) error {
+	if v := p.Get("model_provider").Str; v != "" {
+		s.provider = strings.Clone(v)
+	}
+	h := Header{Timestamp: ts, Cwd: strings.Clone(p.Get("cwd").Str), Origin: Origin{Agent: "codex", ID: strings.Clone(p.Get("id").Str)}}
+	if t := stamp(p.Get("timestamp").Str); t != "" {
+		h.Timestamp = t
+	}
+	if f := p.Get("forked_from_id").Str; f != "" {
+		h.Origin.Parent = strings.Clone(f)
+		s.replaying = true
+		s.forkTime = v7Time(h.Origin.ID)
+		if s.forkTime.IsZero() {
+			s.forkTime, _ = time.Parse(time.RFC3339Nano, h.Timestamp)
+		}
+	}
+	return c.begin(h)
+}
+
+// v7Time is the time of a UUIDv7, or zero.
+func v7Time(s string) time.Time {
+	u, err := uuid.Parse(s)
+	if err != nil || u.Version() != 7 {
+		return time.Time{}
+	}
+	sec, nsec := u.Time().UnixTime()
+	return time.Unix(sec, nsec)
+}
+
+// replayEnds reports whether a turn context is the fork's own first turn:
+// its turn id (a UUIDv7 minted when the turn ran) is not older than the
+// fork, or, without one, its line is more than a second after the fork
+// (a replay is written in one go when the fork is made).
+func (s *codexState) replayEnds(p gjson.Result, ts string) bool {
+	if t := v7Time(p.Get("turn_id").Str); !t.IsZero() {
+		return !t.Before(s.forkTime)
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	return err == nil && t.Sub(s.forkTime) > time.Second
+}
+
+func (c *converter) codexLine(s *codexState, n int, ts, typ string, p gjson.Result, raw []byte) error {
+	switch typ {
+	case "session_meta":
+		c.stats.add("replayed session_meta lines not imported", 1)
+	case "turn_context":
+		if s.replaying && s.replayEnds(p, ts) {
+			if err := c.flush(s, nil); err != nil {
+				return err
+			}
+			s.replaying = false
+		}
+		if m := p.Get("model").Str; m != "" && m != s.model {
+			s.model = strings.Clone(m)
+		}
+		c.stats.add("turn_context lines not imported", 1)
+	case "event_msg":
+		switch et := p.Get("type").Str; et {
+		case "token_count":
+			return c.tokenCount(s, p.Get("info"))
+		case "user_message", "agent_message", "agent_reasoning":
+			c.stats.add(et+" events not imported (the response items hold them)", 1)
+		default:
+			c.stats.add("event_msg "+et+" lines not imported", 1)
+		}
+	case "response_item":
+		return c.responseItem(s, n, ts, p, raw)
+	default:
+		c.stats.add("codex."+typ+" entries kept", 1)
+		return c.queueKept(s, n, ts, "codex."+typ, raw)
+	}
+	return nil
+}
+
+func (c *converter) queueKept(s *codexState, n int, ts, kind string, raw []byte) error {
+	e := Entry{Line: n, Timestamp: ts, Kind: kind, Body: cloneBytes(c.kept("codex", raw))}
+	s.queue = append(s.queue, &pending{e: e})
+	return nil
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// tokenCount takes a token_count event's usage: the advance of the total.
+func (c *converter) tokenCount(s *codexState, info gjson.Result) error {
+	if !info.IsObject() {
+		return nil
+	}
+	total := readTokens(info.Get("total_token_usage"))
+	var d tokens
+	switch {
+	case s.replaying:
+		s.base = total
+		c.stats.add("replayed token counts (the parent's usage)", 1)
+		return nil
+	case total.covers(s.base):
+		d = total.minus(s.base)
+	default: // the total went down: a new baseline
+		d = readTokens(info.Get("last_token_usage"))
+		c.stats.add("token totals that went down", 1)
+	}
+	s.base = total
+	if d == (tokens{}) {
+		c.stats.add("token counts re-emitted", 1)
+		return nil
+	}
+	u := d.usage()
+	return c.flush(s, &u)
+}
+
+// reply returns the reply the queue ends with, starting one when it ends
+// with something else.
+func (s *codexState) reply(n int, ts string) *pending {
+	if k := len(s.queue); k > 0 && s.queue[k-1].e.Role == "assistant" {
+		return s.queue[k-1]
+	}
+	p := &pending{e: Entry{Line: n, Timestamp: ts, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{}}}
+	s.queue = append(s.queue, p)
+	return p
+}
+
+// user returns the user entry the queue ends with (tool results gather
+// in one), or a new one.
+func (s *codexState) user(n int, ts string, join bool) *pending {
+	if k := len(s.queue); join && k > 0 && s.queue[k-1].e.Role == "user" && s.queue[k-1].tool {
+		return s.queue[k-1]
+	}
+	p := &pending{e: Entry{Line: n, Timestamp: ts, Role: "user", Provider: s.provider, Model: s.model}, tool: join}
+	s.queue = append(s.queue, p)
+	return p
+}
+
+func (p *pending) add(block []byte) {
+	if p.n > 0 {
+		p.blocks = append(p.blocks, ',')
+	}
+	p.n++
+	p.blocks = append(p.blocks, block...)
+}
+
+func (c *converter) responseItem(s *codexState, n int, ts string, p gjson.Result, raw []byte) error {
+	b := c.buf[:0]
+	defer func() { c.buf = b }()
+	switch it := p.Get("type").Str; it {
+	case "message":
+		role := p.Get("role").Str
+		var parts []gjson.Result
+		p.Get("content").ForEach(func(_, v gjson.Result) bool { parts = append(parts, v); return true })
+		var e *pending
+		switch role {
+		case "assistant":
+			e = s.reply(n, ts)
+		case "user":
+			if err := c.flush(s, nil); err != nil { // a new turn: what waits has no usage coming
+				return err
+			}
+			e = s.user(n, ts, false)
+		default: // developer, system
+			e = &pending{e: Entry{Line: n, Timestamp: ts, Role: "system"}}
+			s.queue = append(s.queue, e)
+		}
+		for _, v := range parts {
+			b = b[:0]
+			switch v.Get("type").Str {
+			case "input_text", "output_text", "text":
+				b = appendBlock(b, "text", "text", strRaw(v.Get("text")))
+			case "refusal":
+				b = appendBlock(b, "text", "text", strRaw(v.Get("refusal")))
+			case "input_image":
+				c.stats.add("images named in text", 1)
+				b = appendBlock(b, "text", "text", rawjson.AppendString(nil, dataURLText(v.Get("image_url").Str)))
+			default:
+				c.stats.add("content parts kept as text", 1)
+				b = appendBlock(b, "text", "text", rawjson.AppendString(nil, v.Raw))
+			}
+			e.add(b)
+		}
+		c.stats.add(role+" messages", 1)
+	case "reasoning":
+		e := s.reply(n, ts)
+		var text []string
+		p.Get("summary").ForEach(func(_, v gjson.Result) bool { text = append(text, v.Get("text").Str); return true })
+		if len(text) == 0 {
+			p.Get("content").ForEach(func(_, v gjson.Result) bool { text = append(text, v.Get("text").Str); return true })
+		}
+		if len(text) > 0 {
+			e.add(appendBlock(b[:0], "thinking", "thinking", rawjson.AppendString(nil, strings.Join(text, "\n\n"))))
+		}
+		if enc := p.Get("encrypted_content"); enc.Type == gjson.String {
+			e.add(appendBlock(b[:0], "redactedThinking", "data", []byte(enc.Raw)))
+		}
+		c.stats.add("reasoning items", 1)
+	case "function_call", "custom_tool_call", "local_shell_call":
+		e := s.reply(n, ts)
+		e.tool = true
+		name, input := p.Get("name").Str, ""
+		switch it {
+		case "function_call":
+			input = p.Get("arguments").Str
+			if !rawjson.Valid([]byte(input)) {
+				input = string(rawjson.AppendString(nil, input))
+			}
+		case "custom_tool_call": // freeform: its input is text, kept as a JSON string
+			input = string(rawjson.AppendString(nil, p.Get("input").Str))
+		default:
+			name, input = "local_shell", p.Get("action").Raw
+		}
+		if input == "" {
+			input = "{}"
+		}
+		id := p.Get("call_id").Str
+		if id == "" {
+			id = p.Get("id").Str
+		}
+		b = append(b[:0], `{"type":"toolUse","id":`...)
+		b = rawjson.AppendString(b, id)
+		b = append(b, `,"name":`...)
+		b = rawjson.AppendString(b, name)
+		b = append(b, `,"input":`...)
+		b = rawjson.AppendString(b, input)
+		e.add(append(b, '}'))
+		c.stats.add(it+" items", 1)
+	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+		e := s.user(n, ts, true)
+		out := p.Get("output")
+		text := out.Str
+		if out.Type != gjson.String {
+			if ct := out.Get("content"); ct.Type == gjson.String {
+				text = ct.Str
+			} else {
+				text = out.Raw
+			}
+		}
+		b = append(b[:0], `{"type":"toolResult","toolUseId":`...)
+		b = rawjson.AppendString(b, p.Get("call_id").Str)
+		b = append(b, `,"content":`...)
+		b = rawjson.AppendString(b, text)
+		e.add(append(b, '}'))
+		c.stats.add(it+" items", 1)
+	default:
+		c.stats.add("codex."+it+" entries kept", 1)
+		return c.queueKept(s, n, ts, "codex."+it, raw)
+	}
+	return nil
+}
+
+// dataURLText names an image given as a data: URL (or a link).
+func dataURLText(u string) string {
+	if rest, ok := strings.CutPrefix(u, "data:"); ok {
+		media, data, _ := strings.Cut(rest, ",")
+		media = strings.TrimSuffix(media, ";base64")
+		return "[image: " + media + ", " + itoa(base64Size(data)) + " bytes]"
+	}
+	return "[image: " + u + "]"
+}
+
+// flush writes the queue out. With u, the last reply in it gets u and the
+// others zero (one advance covers them); without, replies get no usage
+// (none came: unknown), or zero while the fork's replay is read.
+func (c *converter) flush(s *codexState, u *session.Usage) error {
+	last := -1
+	for i, p := range s.queue {
+		if p.e.Role == "assistant" {
+			last = i
+		}
+	}
+	if u != nil && last < 0 {
+		// Usage with no reply recorded: a reply of its own, empty.
+		p := &pending{e: Entry{Timestamp: c.lastTS, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{}}}
+		s.queue = append(s.queue, p)
+		last = len(s.queue) - 1
+		c.stats.add("usage with no reply recorded", 1)
+	}
+	for i, p := range s.queue {
+		e := &p.e
+		e.ID = c.id("line\x00" + itoa(e.Line) + "\x00" + itoa(i))
+		e.ParentID = c.last
+		if r := e.Reply; r != nil {
+			switch {
+			case u != nil && i == last:
+				r.Usage, r.HasUsage = *u, true
+			case u != nil || s.replaying:
+				r.Usage, r.HasUsage = session.Usage{}, true
+			}
+			if p.tool {
+				r.StopReason = "toolUse"
+			} else {
+				r.StopReason = "stop"
+			}
+		}
+		if c.opt.Content {
+			e.Body = c.codexBody(e, p)
+		}
+		if err := c.emit(e); err != nil {
+			return err
+		}
+	}
+	clear(s.queue)
+	s.queue = s.queue[:0]
+	return nil
+}
+
+func (c *converter) codexBody(e *Entry, p *pending) []byte {
+	if e.Role == "" {
+		return e.Body
+	}
+	b := append(c.buf[:0], `{"role":`...)
+	b = rawjson.AppendString(b, e.Role)
+	b = append(b, `,"content":[`...)
+	b = append(b, p.blocks...)
+	b = append(b, ']')
+	if r := e.Reply; r != nil {
+		b = append(b, `,"provider":`...)
+		b = rawjson.AppendString(b, e.Provider)
+		b = append(b, `,"model":`...)
+		b = rawjson.AppendString(b, e.Model)
+		b = append(b, `,"stopReason":`...)
+		b = rawjson.AppendString(b, r.StopReason)
+		if r.HasUsage {
+			b = append(b, `,"usage":`...)
+			b = r.Usage.AppendJSON(b)
+		}
+	}
+	c.buf = append(b, '}')
+	return c.buf
+}

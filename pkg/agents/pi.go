@@ -1,0 +1,226 @@
+package agents
+
+import (
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+// pi's format is panto's nearest relative: a header, then entries linked by
+// 8-hex ids (version 1 has none: each follows the one before). pi writes
+// its own computed cost into every usage; panto computes costs itself, so
+// that field is not read.
+
+func (c *converter) pi() error {
+	lr := newLines(c.src)
+	provider, model := "unknown", "unknown"
+	ids := map[string]string{} // pi id → entry id
+	for {
+		n, _, raw, err := c.line(lr)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		l := gjson.Parse(str(raw))
+		typ := l.Get("type").Str
+		ts := stamp(l.Get("timestamp").Str)
+		if c.hdr == nil {
+			if typ != "session" {
+				return ErrNotALog
+			}
+			if v := l.Get("provider").Str; v != "" {
+				provider = strings.Clone(v)
+			}
+			if v := l.Get("modelId").Str; v != "" {
+				model = strings.Clone(v)
+			}
+			h := Header{Timestamp: ts, Cwd: strings.Clone(l.Get("cwd").Str),
+				Origin: Origin{Agent: "pi", ID: strings.Clone(l.Get("id").Str), Parent: strings.Clone(l.Get("parentSession").Str)}}
+			if err := c.begin(h); err != nil {
+				return err
+			}
+			continue
+		}
+		own := l.Get("id").Str
+		parent := c.last
+		if p := l.Get("parentId"); p.Type == gjson.String {
+			if id, ok := ids[p.Str]; ok {
+				parent = id
+			}
+		}
+		id := own
+		if _, hex := session.HexID(own); !hex || c.taken[own] {
+			id = c.id("line\x00" + itoa(n))
+		} else {
+			c.taken[own] = true
+		}
+		if own != "" {
+			ids[strings.Clone(own)] = id
+		}
+		c.e = Entry{Line: n, ID: id, ParentID: parent, Timestamp: ts}
+		e := &c.e
+		msg := l.Get("message")
+		role := msg.Get("role").Str
+		switch {
+		case typ == "message" && role == "assistant":
+			if v := msg.Get("provider").Str; v != "" {
+				provider = strings.Clone(v)
+			}
+			if v := msg.Get("model").Str; v != "" {
+				model = strings.Clone(v)
+			}
+			e.Role, e.Provider, e.Model, e.Reply = "assistant", provider, model, piReply(msg)
+		case typ == "message" && (role == "user" || role == "toolResult" || role == "bashExecution"):
+			e.Role, e.Provider, e.Model = "user", provider, model
+		case typ == "message" && role == "custom":
+			e.Role = "user"
+			e.Provider, e.Model = provider, model
+		default:
+			if typ == "model_change" {
+				provider, model = strings.Clone(l.Get("provider").Str), strings.Clone(l.Get("modelId").Str)
+			}
+			e.Kind = "pi." + typ
+			c.stats.add(e.Kind+" entries kept", 1)
+			e.Body = c.kept("pi", raw)
+			if err := c.emit(e); err != nil {
+				return err
+			}
+			continue
+		}
+		c.stats.add(role+" messages", 1)
+		if c.opt.Content {
+			e.Body = c.piBody(e, msg, role)
+		}
+		if err := c.emit(e); err != nil {
+			return err
+		}
+	}
+	if c.hdr == nil {
+		return ErrNotALog
+	}
+	return nil
+}
+
+func piReply(msg gjson.Result) *Reply {
+	r := &Reply{}
+	switch s := msg.Get("stopReason").Str; s {
+	case "stop", "length", "toolUse", "error":
+		r.StopReason = s
+	case "aborted":
+		r.StopReason = "error"
+	}
+	u := msg.Get("usage")
+	if u.IsObject() {
+		r.HasUsage = true
+		r.Usage = session.Usage{Input: u.Get("input").Int(), Output: u.Get("output").Int(), CacheRead: u.Get("cacheRead").Int(), CacheWrite: u.Get("cacheWrite").Int()}
+		if r.Usage.Check() != nil {
+			r.HasUsage = false
+		}
+	}
+	return r
+}
+
+// piBody is the panto message of a pi message.
+func (c *converter) piBody(e *Entry, msg gjson.Result, role string) []byte {
+	b := append(c.buf[:0], `{"role":`...)
+	b = rawjson.AppendString(b, e.Role)
+	b = append(b, `,"content":[`...)
+	nb := 0
+	add := func(block []byte) {
+		if nb > 0 {
+			b = append(b, ',')
+		}
+		nb++
+		b = append(b, block...)
+	}
+	content := msg.Get("content")
+	switch role {
+	case "toolResult":
+		var parts []string
+		content.ForEach(func(_, v gjson.Result) bool {
+			parts = append(parts, c.piText(v))
+			return true
+		})
+		if content.Type == gjson.String {
+			parts = append(parts, content.Str)
+		}
+		blk := append([]byte(`{"type":"toolResult","toolUseId":`), strRaw(msg.Get("toolCallId"))...)
+		blk = append(blk, `,"content":`...)
+		blk = rawjson.AppendString(blk, strings.Join(parts, "\n"))
+		if msg.Get("isError").Bool() {
+			blk = append(blk, `,"isError":true`...)
+		}
+		add(append(blk, '}'))
+	case "bashExecution":
+		text := "[bash] $ " + msg.Get("command").Str + "\n" + msg.Get("output").Str
+		add(appendBlock(nil, "text", "text", rawjson.AppendString(nil, text)))
+	default:
+		if content.Type == gjson.String {
+			add(appendBlock(nil, "text", "text", []byte(content.Raw)))
+		}
+		content.ForEach(func(_, v gjson.Result) bool {
+			switch v.Get("type").Str {
+			case "text":
+				add(appendBlock(nil, "text", "text", strRaw(v.Get("text"))))
+			case "thinking":
+				blk := appendBlock(nil, "thinking", "thinking", strRaw(v.Get("thinking")))
+				if s := v.Get("thinkingSignature"); s.Type == gjson.String {
+					blk = append(blk[:len(blk)-1], `,"signature":`...)
+					blk = append(append(blk, s.Raw...), '}')
+				}
+				add(blk)
+			case "toolCall":
+				args := v.Get("arguments").Raw
+				if args == "" {
+					args = "{}"
+				}
+				blk := append([]byte(`{"type":"toolUse","id":`), strRaw(v.Get("id"))...)
+				blk = append(blk, `,"name":`...)
+				blk = append(blk, strRaw(v.Get("name"))...)
+				blk = append(blk, `,"input":`...)
+				blk = rawjson.AppendString(blk, args)
+				add(append(blk, '}'))
+			default:
+				add(appendBlock(nil, "text", "text", rawjson.AppendString(nil, c.piText(v))))
+			}
+			return true
+		})
+	}
+	b = append(b, ']')
+	if r := e.Reply; r != nil {
+		b = append(b, `,"provider":`...)
+		b = rawjson.AppendString(b, e.Provider)
+		b = append(b, `,"model":`...)
+		b = rawjson.AppendString(b, e.Model)
+		if r.StopReason != "" {
+			b = append(b, `,"stopReason":`...)
+			b = rawjson.AppendString(b, r.StopReason)
+		}
+		if r.HasUsage {
+			b = append(b, `,"usage":`...)
+			b = r.Usage.AppendJSON(b)
+		}
+	}
+	c.buf = append(b, '}')
+	return c.buf
+}
+
+// piText is a content part as text: its text, or a line naming an image.
+func (c *converter) piText(v gjson.Result) string {
+	switch typ := v.Get("type").Str; typ {
+	case "text":
+		return v.Get("text").Str
+	case "image":
+		c.stats.add("images named in text", 1)
+		return "[image: " + v.Get("mimeType").Str + ", " + itoa(base64Size(v.Get("data").Str)) + " bytes]"
+	default:
+		c.stats.add(typ+" parts kept as text", 1)
+		return "[" + typ + "] " + v.Raw
+	}
+}
