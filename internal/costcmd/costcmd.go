@@ -10,11 +10,13 @@ import (
 	goio "io"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/stores"
+	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/pricing"
@@ -27,6 +29,7 @@ type grammar struct {
 	Version kong.VersionFlag `help:"Print the version and exit."`
 	Paths   []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
 	All     bool             `help:"Every session of the store."`
+	From    string           `enum:"claude,codex,pi,all," default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), or all three." placeholder:"AGENT"`
 	Store   string           `help:"${storehelp}" placeholder:"URL"`
 	Pricing string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json (default: $XDG_CONFIG_HOME/panto/models.toml)." placeholder:"FILE"`
 	By      string           `enum:"turn,session,model,day,week,month,project,agent" default:"session" help:"Rows: turn, session, model, day, week, month, project or agent (panto, claude, codex, pi)."`
@@ -72,7 +75,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 			return 0, err
 		}
 	}
-	table, _, err := pricing.ForFlag(g.Pricing, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
+	table, prices, err := pricing.ForFlag(g.Pricing, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
 	if err != nil {
 		return 0, err
 	}
@@ -126,7 +129,15 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		return nil
 	}
 	inputs := g.Paths
-	if len(inputs) == 0 && !g.All {
+	if g.From != "" {
+		if len(inputs) > 0 {
+			return 0, exitcode.Usagef("--from reads the agents' own places: give paths or --from, not both")
+		}
+		f, _ := agents.ParseFormat(strings.Replace(g.From, "all", "auto", 1))
+		if inputs = agents.Places(f, io.Getenv); len(inputs) == 0 {
+			warn("no logs of %s found in their places: nothing to count", g.From)
+		}
+	} else if len(inputs) == 0 && !g.All {
 		inputs = []string{"-"}
 	}
 	st, err := stores.Open(g.Store, io)
@@ -153,7 +164,9 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	}
 	switch format {
 	case "table":
-		err = writeTable(out, g.By, order, total)
+		if err = writeTable(out, g.By, order, total); err == nil && strings.HasPrefix(prices, "built-in") {
+			_, err = fmt.Fprintf(out, "prices: %s\n", prices)
+		}
 	case "json":
 		err = writeJSON(out, g.By, order, total, skip)
 	case "html":
@@ -164,7 +177,10 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if skip.corrupt+skip.torn+skip.invalid+skip.duplicate > 0 {
+	if format != "table" && strings.HasPrefix(prices, "built-in") {
+		warn("prices: %s (give --pricing or a models.toml to replace them)", prices)
+	}
+	if skip.corrupt+skip.torn+skip.invalid+skip.duplicate+skip.foreign > 0 {
 		return exitcode.Findings, nil
 	}
 	return exitcode.OK, nil

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/pkg/agents"
-	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
@@ -19,7 +18,7 @@ import (
 // turn is one assistant reply found in the input.
 type turn struct {
 	session, project, entry string
-	agent                   string // the agent that wrote it: panto, claude, codex, pi
+	agent                   string    // the agent that wrote it: panto, claude, codex, pi
 	time                    time.Time // zero for message lines, which carry none
 	key                     pricing.Key
 	usage                   pricing.Usage
@@ -30,6 +29,7 @@ type turn struct {
 // skipped counts what was not priced, by reason.
 type skipped struct {
 	corrupt, torn, invalid, duplicate, noTime int
+	foreign                                   int // files in no format panto reads
 }
 
 // counted is the set of replies counted so far, over every input: a
@@ -104,7 +104,9 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 	case agents.Panto:
 		return r.readPanto(in, emit)
 	case agents.Unknown:
-		return exitcode.Failuref("%s: %v", r.label, agents.ErrNotALog)
+		r.skip.foreign++
+		r.warn("%s: %v: not read", r.label, agents.ErrNotALog)
+		return nil
 	}
 	src := agents.Source{Path: r.label}
 	if seekable {
@@ -146,7 +148,9 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 			return emit(t)
 		})
 	if errors.Is(err, agents.ErrNotALog) {
-		return exitcode.Failuref("%s: %v", r.label, err)
+		r.skip.foreign++
+		r.warn("%s: %v: not read", r.label, err)
+		return nil
 	}
 	if err != nil {
 		return err

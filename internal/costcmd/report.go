@@ -175,7 +175,7 @@ func writeJSON(w io.Writer, by string, rows []*row, total *row, skip skipped) er
 }
 
 func (s skipped) m() map[string]int {
-	return map[string]int{"corruptLines": s.corrupt, "tornTails": s.torn, "invalidEntries": s.invalid, "duplicateEntries": s.duplicate, "noTimestamp": s.noTime}
+	return map[string]int{"corruptLines": s.corrupt, "tornTails": s.torn, "invalidEntries": s.invalid, "duplicateEntries": s.duplicate, "noTimestamp": s.noTime, "foreignFiles": s.foreign}
 }
 
 // writeTable writes aligned columns (labels left, numbers right) with a

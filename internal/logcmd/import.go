@@ -156,10 +156,7 @@ func (c *importCmd) one(ctx context.Context, st store.Store, io cli.IO, out io.W
 	default:
 		n.unchanged++
 	}
-	if outcome != "unchanged" {
-		n.entries += int64(stats.Entries)
-	}
-	_ = added
+	n.entries += added
 	if outcome != "unchanged" {
 		fmt.Fprintln(out, target)
 	}
@@ -169,6 +166,22 @@ func (c *importCmd) one(ctx context.Context, st store.Store, io cli.IO, out io.W
 		}
 	}
 	return nil
+}
+
+// lines counts the lines r holds.
+func lines(r io.Reader) (int64, error) {
+	buf := make([]byte, 64<<10)
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 func io_(f *os.File, size int64) io.Reader { return io.NewSectionReader(f, 0, size) }
@@ -198,7 +211,17 @@ func put(ctx context.Context, st store.Store, id, cwd string, tmp *os.File, size
 			return "", "", 0, err
 		}
 		path := filepath.Join(dir, catalog.FileName(id))
-		return receive(ctx, st, path, tmp, size, func() (int64, error) { return s.Receive(path, io_(tmp, size)) })
+		return receive(ctx, st, path, tmp, size, func() (int64, error) {
+			n, err := s.Receive(path, io_(tmp, size))
+			if err != nil || n == 0 {
+				return 0, err
+			}
+			k, err := lines(io.NewSectionReader(tmp, size-n, n))
+			if n == size {
+				k-- // a new file: its header is no entry
+			}
+			return k, err
+		})
 	case *pgstore.PG:
 		named, err := os.CreateTemp("", "panto-import-*.jsonl")
 		if err != nil {

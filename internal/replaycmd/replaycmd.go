@@ -147,12 +147,12 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	case "markdown":
 		err = s.WriteMarkdown(out, path)
 	case "html":
-		prices, priced, perr := pricing.ForFlag(g.Pricing, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
+		prices, from, perr := pricing.ForFlag(g.Pricing, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
 		if perr != nil {
 			return 0, perr
 		}
 		o := replay.HTMLOptions{Branch: g.Leaf, Generator: "Made by " + name + " " + cli.Version + " from " + label + "."}
-		if priced {
+		if from != "" {
 			o.Prices = prices
 		}
 		err = s.WriteHTML(out, path, o)
@@ -184,7 +184,7 @@ func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderA
 	case f == agents.Panto:
 		return r, size, nil
 	case f == agents.Unknown:
-		return nil, 0, exitcode.Failuref("%s: %v", label, agents.ErrNotALog)
+		return nil, 0, exitcode.Findingsf("%s: %v", label, agents.ErrNotALog)
 	}
 	tmp, n, st, err := agents.Convert(agents.Source{Path: label, R: r, Size: size}, f)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -72,12 +73,14 @@ func Detect(line []byte) Format {
 	typ := r[0].String()
 	switch {
 	case typ == "session":
-		// panto's header says version 1; pi's v1 header has no version,
-		// its v2 and v3 headers say 2 and 3.
-		if !r[1].Exists() || r[1].Int() == 2 || r[1].Int() == 3 {
-			return Pi
+		// panto's header says version 1 and has a UUIDv7 id; pi's v1
+		// header has no version, its v2 and v3 headers say 2 and 3, and
+		// pi's ids are random (v4) UUIDs. A later panto version keeps v7.
+		v := r[1].Int()
+		if r[1].Exists() && (v == 1 || v > 1 && isV7(gjson.GetBytes(line, "id").Str)) {
+			return Panto
 		}
-		return Panto
+		return Pi
 	case r[2].Exists() && codexTypes[typ]:
 		return Codex
 	case claudeTypes[typ] || r[4].Exists() || r[5].Exists():
@@ -88,6 +91,12 @@ func Detect(line []byte) Format {
 		return Panto // an entry of a type this version does not know
 	}
 	return Unknown
+}
+
+// isV7 reports whether s is a UUID of version 7.
+func isV7(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.Version() == 7
 }
 
 var codexTypes = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true}
@@ -210,7 +219,6 @@ type Stats struct {
 	Counts  map[string]int
 	Corrupt []int // line numbers of lines that are not JSON objects
 	Torn    int   // the line number of an unterminated last line, or 0
-	Entries int   // entries written by Convert
 }
 
 func (s *Stats) add(what string, n int) {
@@ -484,16 +492,13 @@ func Convert(src Source, f Format) (*os.File, int64, *Stats, error) {
 	os.Remove(tmp.Name())
 	w := bufio.NewWriterSize(tmp, 256<<10)
 	var line []byte
-	entries := 0
 	_, st, err := Read(src, f, Options{Content: true},
 		func(h *Header) error { _, err := w.Write(h.Line()); return err },
 		func(e *Entry) error {
-			entries++
 			line = e.AppendLine(line[:0])
 			_, err := w.Write(line)
 			return err
 		})
-	st.Entries = entries
 	if err == nil {
 		err = w.Flush()
 	}
@@ -507,4 +512,49 @@ func Convert(src Source, f Format) (*os.File, int64, *Stats, error) {
 		return nil, 0, st, err
 	}
 	return tmp, size, st, nil
+}
+
+// Places returns the directories where agent f keeps its logs (all three
+// for Unknown), honouring CLAUDE_CONFIG_DIR (a comma-separated list too),
+// CODEX_HOME and PI_CODING_AGENT_DIR, else the home defaults. Only those
+// that exist are returned.
+func Places(f Format, getenv func(string) string) []string {
+	home := getenv("HOME")
+	var dirs []string
+	if f == Unknown || f == Claude {
+		if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
+			for _, d := range strings.Split(v, ",") {
+				if d = strings.TrimSpace(d); d != "" {
+					dirs = append(dirs, filepath.Join(d, "projects"))
+				}
+			}
+		} else if home != "" {
+			dirs = append(dirs, filepath.Join(home, ".config", "claude", "projects"), filepath.Join(home, ".claude", "projects"))
+		}
+	}
+	if f == Unknown || f == Codex {
+		d := getenv("CODEX_HOME")
+		if d == "" && home != "" {
+			d = filepath.Join(home, ".codex")
+		}
+		if d != "" {
+			dirs = append(dirs, filepath.Join(d, "sessions"), filepath.Join(d, "archived_sessions"))
+		}
+	}
+	if f == Unknown || f == Pi {
+		d := getenv("PI_CODING_AGENT_DIR")
+		if d == "" && home != "" {
+			d = filepath.Join(home, ".pi", "agent")
+		}
+		if d != "" {
+			dirs = append(dirs, filepath.Join(d, "sessions"))
+		}
+	}
+	var found []string
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			found = append(found, d)
+		}
+	}
+	return found
 }

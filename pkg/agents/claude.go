@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unsafe"
 

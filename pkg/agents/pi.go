@@ -16,8 +16,8 @@ import (
 // that field is not read.
 
 func (c *converter) pi() error {
+	provider, model := c.piFirstStamp()
 	lr := newLines(c.src)
-	provider, model := "unknown", "unknown"
 	ids := map[string]string{} // pi id → entry id
 	for {
 		n, _, raw, err := c.line(lr)
@@ -107,6 +107,23 @@ func (c *converter) pi() error {
 	return nil
 }
 
+// piFirstStamp returns the provider and model of the first reply: the
+// stamp of the user entries before it, when the header names none.
+func (c *converter) piFirstStamp() (string, string) {
+	defer func() { c.stats.Corrupt, c.stats.Torn = c.stats.Corrupt[:0], 0 }() // the real pass counts them
+	lr := newLines(c.src)
+	for {
+		_, _, raw, err := c.line(lr)
+		if err != nil {
+			break
+		}
+		if l := gjson.Parse(str(raw)); l.Get("message.role").Str == "assistant" {
+			return strings.Clone(l.Get("message.provider").Str), strings.Clone(l.Get("message.model").Str)
+		}
+	}
+	return "unknown", "unknown"
+}
+
 func piReply(msg gjson.Result) *Reply {
 	r := &Reply{}
 	switch s := msg.Get("stopReason").Str; s {
@@ -143,12 +160,13 @@ func (c *converter) piBody(e *Entry, msg gjson.Result, role string) []byte {
 	switch role {
 	case "toolResult":
 		var parts []string
-		content.ForEach(func(_, v gjson.Result) bool {
-			parts = append(parts, c.piText(v))
-			return true
-		})
 		if content.Type == gjson.String {
 			parts = append(parts, content.Str)
+		} else {
+			content.ForEach(func(_, v gjson.Result) bool {
+				parts = append(parts, c.piText(v))
+				return true
+			})
 		}
 		blk := append([]byte(`{"type":"toolResult","toolUseId":`), strRaw(msg.Get("toolCallId"))...)
 		blk = append(blk, `,"content":`...)
@@ -163,6 +181,7 @@ func (c *converter) piBody(e *Entry, msg gjson.Result, role string) []byte {
 	default:
 		if content.Type == gjson.String {
 			add(appendBlock(nil, "text", "text", []byte(content.Raw)))
+			break
 		}
 		content.ForEach(func(_, v gjson.Result) bool {
 			switch v.Get("type").Str {

@@ -1,33 +1,55 @@
 package pricing
 
 import (
+	_ "embed"
 	"errors"
 	"io/fs"
 
 	"github.com/panto-dev/panto/pkg/exitcode"
 )
 
+// builtin is the built-in price table (SPEC §11), each price with its
+// source in a comment.
+//
+//go:embed builtin.toml
+var builtin []byte
+
+// BuiltinDate is the day the built-in prices were checked.
+const BuiltinDate = "2026-12-01"
+
+// Builtin returns the built-in price table.
+func Builtin() Table {
+	t, err := LoadTOML(builtin)
+	if err != nil {
+		panic("pricing: the built-in table does not load: " + err.Error())
+	}
+	return t
+}
+
 // ForFlag loads the pricing file a --pricing flag names, else the one at
-// the XDG place (a missing one there means no prices known); warn gets
-// what the file leaves out. The second result says whether any prices
-// were read. A bad file is a usage error (exit 2).
-func ForFlag(flag string, getenv func(string) string, warn func(string)) (Table, bool, error) {
+// the XDG place, else the built-in table; warn gets what the file leaves
+// out. The second result names where the prices came from: the file's
+// path, or "built-in, <date>". A bad file is a usage error (exit 2).
+func ForFlag(flag string, getenv func(string) string, warn func(string)) (Table, string, error) {
 	path, optional := flag, false
 	if path == "" {
 		path, optional = DefaultPath(getenv), true
 	}
 	if path == "" {
-		return Table{}, false, nil
+		return Builtin(), "built-in, " + BuiltinDate, nil
 	}
 	table, warnings, err := Load(path, optional)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, false, exitcode.Usagef("%v: give a models.toml", err)
+			return nil, "", exitcode.Usagef("%v: give a models.toml", err)
 		}
-		return nil, false, exitcode.Usagef("pricing %v: fix the file", err)
+		return nil, "", exitcode.Usagef("pricing %v: fix the file", err)
+	}
+	if table == nil && optional { // none at the XDG place
+		return Builtin(), "built-in, " + BuiltinDate, nil
 	}
 	for _, w := range warnings {
 		warn("pricing " + path + ": " + w)
 	}
-	return table, len(table) > 0 || !optional, nil
+	return table, path, nil
 }

@@ -215,11 +215,12 @@ type tomlModel struct {
 
 // Load reads a pricing file: models.toml, or LiteLLM's
 // model_prices_and_context_window.json (by its .json name). A missing
-// file at the default location means "no prices known": pass optional.
+// file at the default location is no table (nil) and no error: pass
+// optional.
 func Load(path string, optional bool) (Table, []string, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && optional {
-		return Table{}, nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
