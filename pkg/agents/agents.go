@@ -322,6 +322,9 @@ func (c *converter) begin(h Header) error {
 	if h.Origin.Path == "" {
 		h.Origin.Path = c.src.Path
 	}
+	if h.Timestamp == "" {
+		h.Timestamp = session.Timestamp(time.Unix(0, 0)) // a log with no time at all
+	}
 	h.ID = SessionID(h.Timestamp, h.Origin.Agent+"\x00"+h.Origin.ID)
 	c.hdr = &h
 	c.lastTS = h.Timestamp // for entries with no time of their own

@@ -27,6 +27,9 @@ const Synthetic = "<synthetic>"
 // Unbilled reports whether a reply of model is no request at all.
 func Unbilled(model string) bool { return model == Synthetic }
 
+// assistant is in every line that holds a reply.
+var assistant = []byte(`"assistant"`)
+
 // cline is what the first pass reads of a transcript line.
 type cline struct {
 	typ, uuid, parent, ts, sessionID, cwd, agentID, req string
@@ -112,7 +115,7 @@ func (c *converter) claude() error {
 			}
 			return err
 		}
-		if !c.opt.Content && h.Timestamp != "" && bytes.Index(raw, []byte(`"usage"`)) < 0 {
+		if !c.opt.Content && h.Timestamp != "" && !bytes.Contains(raw, assistant) {
 			continue // no reply on this line, and the header is known
 		}
 		l := readCline(raw)

@@ -1,0 +1,178 @@
+package agents
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/panto-dev/panto/pkg/session"
+)
+
+func TestDetect(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want Format
+	}{
+		{`{"type":"session","version":1,"id":"019dc5ba-53f6-71a5-ab8f-b1f8709c2572","timestamp":"t","cwd":"/"}`, Panto},
+		{`{"type":"session","version":2,"id":"019dc5ba-53f6-71a5-ab8f-b1f8709c2572","timestamp":"t","cwd":"/"}`, Panto},
+		{`{"type":"session","version":3,"id":"6f1c2a9e-1b7d-4c1e-9a57-3d1f0b2c4e5a","timestamp":"t","cwd":"/"}`, Pi},
+		{`{"type":"session","id":"d703a1a9-0000-4000-8000-000000000000","timestamp":"t","cwd":"/"}`, Pi},
+		{`{"type":"message","id":"a1b2c3d4","parentId":null}`, Panto},
+		{`{"role":"assistant","content":[]}`, Panto},
+		{`{"timestamp":"t","type":"session_meta","payload":{}}`, Codex},
+		{`{"type":"summary","summary":"s","leafUuid":"u"}`, Claude},
+		{`{"type":"file-history-snapshot","messageId":"m"}`, Claude},
+		{`{"parentUuid":null,"sessionId":"s","type":"user"}`, Claude},
+		{`{"hello":1}`, Unknown},
+		{`[1,2]`, Unknown},
+		{`not json`, Unknown},
+	} {
+		if got := Detect([]byte(c.line)); got != c.want {
+			t.Errorf("Detect(%s) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}
+
+// replies reads the replies of b in format f, with or without content.
+func replies(t testing.TB, b []byte, f Format, content bool) ([]Reply, error) {
+	var out []Reply
+	_, _, err := Read(Source{Path: "x.jsonl", R: bytes.NewReader(b), Size: int64(len(b))}, f, Options{Content: content},
+		func(*Header) error { return nil },
+		func(e *Entry) error {
+			if e.Reply != nil {
+				out = append(out, *e.Reply)
+			}
+			return nil
+		})
+	return out, err
+}
+
+func TestBase64Size(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want int
+	}{{"", 0}, {"QQ==", 1}, {"QUI=", 2}, {"QUJD", 3}, {"iVBORw0KGgo=", 8}, {"QUJDRA", 4}} {
+		if got := base64Size(c.s); got != c.want {
+			t.Errorf("base64Size(%q) = %d, want %d", c.s, got, c.want)
+		}
+	}
+}
+
+func TestSessionIDDeterministic(t *testing.T) {
+	a := SessionID("2026-02-10T10:00:00.000Z", "claude\x00s1")
+	if a != SessionID("2026-02-10T10:00:00.000Z", "claude\x00s1") || a == SessionID("2026-02-10T10:00:00.000Z", "claude\x00s2") {
+		t.Fatal("the session id is not a function of its source")
+	}
+	if !isV7(a) || !strings.HasPrefix(a, "019c46fe-") {
+		t.Fatalf("%s is not the UUIDv7 of 2026-02-10T10:00:00Z", a)
+	}
+}
+
+// check converts b and holds the result to the format: every line a valid
+// header or entry, no response counted twice, and the replies a cost
+// report reads (no content) the same as those of the conversion.
+func check(t *testing.T, b []byte, f Format) {
+	var out bytes.Buffer
+	_, st, err := Read(Source{Path: "x.jsonl", R: bytes.NewReader(b), Size: int64(len(b))}, f, Options{Content: true},
+		func(h *Header) error { out.Write(h.Line()); return nil },
+		func(e *Entry) error { out.Write(e.AppendLine(nil)); return nil })
+	if errors.Is(err, ErrNotALog) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = st
+	ids := map[string]bool{}
+	for i, line := range bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n")) {
+		c := session.Classify(line)
+		if i == 0 && c.Kind != session.KindHeader || i > 0 && c.Kind != session.KindMessage && c.Kind != session.KindUnknown {
+			t.Fatalf("line %d is %v (%s): %s", i+1, c.Kind, c.Problem, line)
+		}
+		if i > 0 {
+			if ids[c.ID] {
+				t.Fatalf("line %d repeats id %s", i+1, c.ID)
+			}
+			ids[c.ID] = true
+		}
+	}
+	with, err := replies(t, b, f, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := replies(t, b, f, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(with) != len(without) {
+		t.Fatalf("%d replies with content, %d without", len(with), len(without))
+	}
+	keys := map[string]bool{}
+	for i := range with {
+		if with[i] != without[i] {
+			t.Fatalf("reply %d: %+v with content, %+v without", i, with[i], without[i])
+		}
+		if k := with[i].Key; k != "" {
+			if keys[k] {
+				t.Fatalf("response %s counted twice", k)
+			}
+			keys[k] = true
+		}
+	}
+}
+
+func TestFixtures(t *testing.T) {
+	for _, c := range []struct {
+		file    string
+		f       Format
+		replies int
+		usage   session.Usage // their sum
+	}{
+		// Hand-worked in testdata/script/agents.txtar: the last copy of
+		// msg_A; msg_S and msg_T from progress lines; msg_C synthetic.
+		{"claude.jsonl", Claude, 5, session.Usage{Input: 3 + 50 + 70 + 5, Output: 455 + 20 + 30 + 40, CacheRead: 1000, CacheWrite: 1000, CacheWrite1h: 600}},
+		{"codex.jsonl", Codex, 4, session.Usage{Input: 1850, Output: 235, CacheRead: 2150, Reasoning: 75}},
+		{"codex-fork.jsonl", Codex, 2, session.Usage{Input: 500, Output: 30, CacheRead: 1000}},
+		{"pi3.jsonl", Pi, 2, session.Usage{Input: 3775, Output: 151, CacheRead: 3100, CacheWrite: 50}},
+		{"pi1.jsonl", Pi, 1, session.Usage{Input: 2775, Output: 141}},
+	} {
+		b, err := os.ReadFile("testdata/" + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, b, c.f)
+		rs, err := replies(t, b, Unknown, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum session.Usage
+		for _, r := range rs {
+			sum.Input += r.Usage.Input
+			sum.Output += r.Usage.Output
+			sum.CacheRead += r.Usage.CacheRead
+			sum.CacheWrite += r.Usage.CacheWrite
+			sum.CacheWrite1h += r.Usage.CacheWrite1h
+			sum.Reasoning += r.Usage.Reasoning
+		}
+		if len(rs) != c.replies || sum != c.usage {
+			t.Errorf("%s: %d replies, usage %+v; want %d, %+v", c.file, len(rs), sum, c.replies, c.usage)
+		}
+	}
+}
+
+func fuzz(f *testing.F, format Format, seeds ...string) {
+	for _, s := range seeds {
+		b, err := os.ReadFile("testdata/" + s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { check(t, b, format) })
+}
+
+func FuzzClaude(f *testing.F) { fuzz(f, Claude, "claude.jsonl") }
+func FuzzCodex(f *testing.F)  { fuzz(f, Codex, "codex.jsonl", "codex-fork.jsonl") }
+func FuzzPi(f *testing.F)     { fuzz(f, Pi, "pi3.jsonl", "pi1.jsonl") }
