@@ -4,7 +4,6 @@ package costcmd
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	goio "io"
@@ -17,7 +16,6 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/agents"
-	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/store"
@@ -237,84 +235,6 @@ func (g *grammar) sort(rows []*row) {
 			return rows[i].key < rows[j].key
 		})
 	}
-}
-
-// inputs reads the arguments in order: stdin, and the sessions of the
-// store each argument names (for files: a file, or every session file below
-// a directory, links followed), then with --all every session of the
-// store. A file reached twice is read once, and a reply that another input
-// counted already is not counted again. A file that cannot hold turns
-// since --since is not read: one whose inode last changed before that day
-// (a time nothing but the kernel sets).
-func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
-	c := &counted{hex: map[hexReply]int{}, other: map[strReply]int{}}
-	names := map[string]string{}
-	read := map[fileID]bool{}
-	n := 0
-	readOne := func(label string, in goio.Reader) error {
-		r := &reader{label: label, input: n, session: label, agent: "panto", counted: c, skip: skip, warn: warn, needTime: g.needTime(since, until), names: &names}
-		if id := catalog.IDFromPath(label); id != "" {
-			r.session = id
-		}
-		n++
-		err := r.read(in, emit)
-		if r.copies > 0 {
-			warn("%s: %d replies already counted from another input: not counted twice", label, r.copies)
-		}
-		return err
-	}
-	ctx := context.Background()
-	session := func(name string, err error) error {
-		if err == nil {
-			var f store.Reader
-			if f, err = st.Open(ctx, name); err == nil {
-				defer f.Close()
-				if id, ok := identity(f); ok {
-					if read[id] {
-						return nil
-					}
-					read[id] = true
-				}
-				if t, ok := f.(interface{ Ctime() time.Time }); ok && !since.IsZero() && t.Ctime().Before(since) {
-					return nil
-				}
-				if err := readOne(name, f); err != nil {
-					return readError(name, err)
-				}
-				return nil
-			}
-		}
-		switch {
-		case errors.Is(err, catalog.ErrNotRegular), errors.Is(err, store.ErrIsDir):
-			return exitcode.Failuref("%v: give session files", err)
-		case errors.Is(err, store.ErrAmbiguousID):
-			return exitcode.New(exitcode.Usage, err)
-		}
-		return exitcode.New(exitcode.Failure, err)
-	}
-	for _, arg := range args {
-		if arg == "-" {
-			if err := readOne("-", io.Stdin); err != nil {
-				return readError("stdin", err)
-			}
-			continue
-		}
-		if err := st.Each(ctx, arg, session); err != nil {
-			return err
-		}
-	}
-	if g.All {
-		list, err := st.List(ctx, io.Cwd, true, func(err error) { warn("%v: skipped", err) })
-		if err != nil {
-			return exitcode.New(exitcode.Failure, err)
-		}
-		for i := len(list) - 1; i >= 0; i-- { // oldest first, as a directory's files sort
-			if err := session(list[i].Path, nil); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // identity tells a file apart from every other, where the reader is a file.

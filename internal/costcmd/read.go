@@ -3,6 +3,7 @@ package costcmd
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -23,7 +24,12 @@ type turn struct {
 	key                     pricing.Key
 	usage                   pricing.Usage
 	hasUsage                bool
-	invalid                 bool // an invalid entry (SPEC §2): its cost is unknown
+	invalid                 bool   // an invalid entry (SPEC §2): its cost is unknown
+	line                    int    // where it is in its input
+	dupID                   string // its entry id: counted once per session
+	response                string // the response it was: counted once wherever recorded
+	foreign                 bool   // read from another agent's log (recorded twice by design)
+	invalidWarn             string // for an invalid entry: the warning, given once it counts
 }
 
 // skipped counts what was not priced, by reason.
@@ -73,12 +79,10 @@ type reader struct {
 	session  string // session id: the header's, else the label
 	project  string
 	agent    string
-	counted  *counted
-	copies   int // replies counted already from another input
 	skip     *skipped
 	warn     func(format string, args ...any)
-	needTime bool               // the report uses timestamps: parse them (else skip the cost)
-	names    *map[string]string // provider and model names, interned
+	needTime bool              // the report uses timestamps: parse them (else skip the cost)
+	names    map[string]string // provider and model names, interned
 }
 
 // read reads a log: another agent's through package agents, else session
@@ -135,10 +139,8 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 			if e.Reply == nil || agents.Unbilled(e.Model) {
 				return nil
 			}
-			if e.Reply.Key != "" && r.counted.add("", "response "+e.Reply.Key, r.input) >= 0 {
-				return nil // recorded twice by design: not a copy to warn of
-			}
 			t := &turn{session: r.session, project: r.project, agent: r.agent, entry: "line " + strconv.Itoa(e.Line), hasUsage: e.Reply.HasUsage,
+				response: e.Reply.Key, line: e.Line, foreign: true,
 				key: pricing.Key{Provider: r.intern(e.Provider), Model: r.intern(e.Model)}, usage: usageOf(e.Reply.Usage)}
 			if r.needTime {
 				if tm, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
@@ -167,10 +169,10 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 }
 
 func (r *reader) intern(s string) string {
-	if v, ok := (*r.names)[s]; ok {
+	if v, ok := r.names[s]; ok {
 		return v
 	}
-	(*r.names)[s] = s
+	r.names[s] = s
 	return s
 }
 
@@ -231,32 +233,23 @@ func what(c *session.Line) string {
 	return "invalid entry: " + c.Problem
 }
 
-// reply emits the assistant entry c (valid or not) at line n.
+// reply emits the assistant entry c (valid or not) at line n. Whether it
+// was counted already (a session read twice, a repeated id) is the
+// emitter's to say, in input order.
 func (r *reader) reply(n int, raw []byte, c *session.Line, emit func(*turn) error) error {
-	if bytes.Contains(raw, responseID) { // imported: the response may be in another session too
-		if k := gjson.GetBytes(session.MessageOf(raw), "responseId"); k.Type == gjson.String && r.counted.add("", "response "+k.Str, r.input) >= 0 {
-			r.copies++
-			return nil
-		}
-	}
 	if _, model := c.Reply.Stamp(raw); bytes.Equal(model, synthetic) {
 		return nil // no request was made
 	}
-	if first := r.counted.add(r.session, c.ID, r.input); first >= 0 {
-		if first == r.input {
-			r.skip.duplicate++
-			r.warn("%s: line %d: entry id %q repeats an earlier entry: not counted twice", r.label, n, c.ID)
-		} else {
-			r.copies++
-		}
-		return nil
-	}
 	t := r.turn(raw, &c.Reply)
-	t.entry = c.ID
+	t.entry, t.line, t.dupID = c.ID, n, c.ID
+	if bytes.Contains(raw, responseID) { // imported: the response may be in another session too
+		if k := gjson.GetBytes(session.MessageOf(raw), "responseId"); k.Type == gjson.String {
+			t.response = k.Str
+		}
+	}
 	if c.Kind == session.KindInvalid {
 		t.hasUsage, t.invalid = false, true
-		r.skip.invalid++
-		r.warn("%s: line %d: %s: its cost is unknown (run panto-fsck %s)", r.label, n, what(c), r.label)
+		t.invalidWarn = fmt.Sprintf("%s: line %d: %s: its cost is unknown (run panto-fsck %s)", r.label, n, what(c), r.label)
 	}
 	if r.needTime {
 		if tm, err := time.Parse(time.RFC3339Nano, c.Timestamp); err == nil {
@@ -302,10 +295,10 @@ func (r *reader) turn(raw []byte, rep *session.Reply) *turn {
 
 // name returns the string a raw JSON value holds, one copy per name.
 func (r *reader) name(raw []byte) string {
-	if s, ok := (*r.names)[string(raw)]; ok {
+	if s, ok := r.names[string(raw)]; ok {
 		return s
 	}
 	s := rawjson.Str(raw)
-	(*r.names)[string(raw)] = s
+	r.names[string(raw)] = s
 	return s
 }

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -267,6 +268,12 @@ func Read(src Source, f Format, opt Options, header func(*Header) error, entry f
 		}
 	}
 	c := &converter{src: src, opt: opt, stats: st, header: header, entry: entry, taken: map[string]bool{}}
+	defer func() {
+		if c.lines != nil {
+			c.lines.Reset(strings.NewReader(""), 0) // let the source go
+			readers.Put(c.lines)
+		}
+	}()
 	var err error
 	switch f {
 	case Claude:
@@ -281,19 +288,37 @@ func Read(src Source, f Format, opt Options, header func(*Header) error, entry f
 	return f, st, err
 }
 
-// firstLine returns the first line of src that is not blank.
+// firstLine returns the first line of src that is not blank (without
+// its "\n"), read in small steps: most first lines are short, and telling
+// a format must not cost reading a file.
 func firstLine(src Source) ([]byte, error) {
-	lr := newLines(src)
-	for {
-		line, _, _, err := lr.Next()
-		if err != nil {
-			if err == io.EOF {
-				return nil, nil
-			}
-			return nil, err
+	var buf []byte
+	start := 0 // where the current line begins in buf
+	for off := int64(0); ; {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, max(4<<10, len(buf)))...)[:len(buf)]
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			return line, nil
+		n, err := src.R.ReadAt(buf[len(buf):cap(buf)], off)
+		off += int64(n)
+		buf = buf[:len(buf)+n]
+		for {
+			i := bytes.IndexByte(buf[start:], '\n')
+			if i < 0 {
+				break
+			}
+			if line := buf[start : start+i]; len(bytes.TrimSpace(line)) > 0 {
+				return line, nil
+			}
+			start += i + 1
+		}
+		if err != nil || off >= src.Size {
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
+			if line := buf[start:]; len(bytes.TrimSpace(line)) > 0 {
+				return line, nil // an unterminated first line
+			}
+			return nil, nil
 		}
 	}
 }
@@ -312,6 +337,10 @@ type converter struct {
 	lastTS string
 	e      Entry // reused
 	buf    []byte
+	lines  *scan.Reader // reused
+	// validates says the reader validates each line itself: line leaves
+	// it to it.
+	validates bool
 }
 
 // begin writes the header, once.
@@ -403,10 +432,18 @@ func (c *converter) kept(agent string, raw []byte) []byte {
 	return b
 }
 
-// newLines reads a source's lines from its start.
-func newLines(src Source) *scan.Reader {
-	return scan.NewReader(io.NewSectionReader(src.R, 0, src.Size), 0)
+// newLines reads a source's lines from its start, with a buffer of the
+// converter's own (a cost report reads thousands of files).
+func (c *converter) newLines() *scan.Reader {
+	if c.lines == nil {
+		c.lines = readers.Get().(*scan.Reader)
+	}
+	c.lines.Reset(io.NewSectionReader(c.src.R, 0, c.src.Size), 0)
+	return c.lines
 }
+
+// readers keeps line readers, whose buffers are large, for the next file.
+var readers = sync.Pool{New: func() any { return scan.NewReader(io.MultiReader(), 0) }} // no Size: a full buffer
 
 // line reads the source's next line and sorts out what is not a JSON
 // object: blank lines are skipped, a corrupt line counted, an unterminated
@@ -425,7 +462,7 @@ func (c *converter) line(lr *scan.Reader) (n int, off int64, raw []byte, err err
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
-		if !rawjson.Valid(raw) || raw[rawjson.SkipWS(raw, 0)] != '{' {
+		if !c.validates && !isObject(raw) {
 			c.stats.Corrupt = append(c.stats.Corrupt, n)
 			continue
 		}
@@ -560,4 +597,9 @@ func Places(f Format, getenv func(string) string) []string {
 		}
 	}
 	return found
+}
+
+// isObject reports whether raw is one JSON object.
+func isObject(raw []byte) bool {
+	return rawjson.Valid(raw) && raw[rawjson.SkipWS(raw, 0)] == '{'
 }

@@ -30,51 +30,141 @@ func Unbilled(model string) bool { return model == Synthetic }
 // assistant is in every line that holds a reply.
 var assistant = []byte(`"assistant"`)
 
-// cline is what the first pass reads of a transcript line.
+// cline is what the readers use of a transcript line: views into the
+// line, valid while it is.
 type cline struct {
 	typ, uuid, parent, ts, sessionID, cwd, agentID, req string
-	msg                                                 gjson.Result // the message, or a progress line's message
-	progress                                            bool         // msg is a subagent's, from a progress line
+	msg                                                 bool // a message (or a progress line's) was there
+	progress                                            bool // it is a subagent's, from a progress line
+	// The message's fields.
+	role, id, model, stop string
+	usage, content        []byte // raw JSON
 }
 
-// str views raw as a string without a copy, for gjson; what is kept of it
-// is cloned.
-func str(raw []byte) string { return unsafe.String(unsafe.SliceData(raw), len(raw)) }
+// view is the text of a raw JSON string without a copy when it holds no
+// escape (ids, names and times never do), else unescaped; "" for what is
+// not a string.
+func view(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return str(raw[1 : len(raw)-1])
+	}
+	return rawjson.Str(raw)
+}
 
-// readCline reads the fields of a transcript line the readers use.
-func readCline(raw []byte) cline {
+// readCline validates a transcript line and reads the fields the readers
+// use, in one pass over its bytes (rawjson's walker); false when the line
+// is not a JSON object.
+func readCline(raw []byte) (cline, bool) {
 	var l cline
-	gjson.Parse(str(raw)).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	i := rawjson.SkipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return l, false
+	}
+	end, ok := rawjson.Object(raw, i, 0, func(k []byte, vs int) int {
+		ve, ok := rawjson.Value(raw, vs, 1)
+		if !ok {
+			return -1
+		}
+		v := raw[vs:ve]
+		switch string(k) {
 		case "type":
-			l.typ = v.Str
+			l.typ = view(v)
 		case "uuid":
-			l.uuid = v.Str
+			l.uuid = view(v)
 		case "parentUuid":
-			l.parent = v.Str
+			l.parent = view(v)
 		case "timestamp":
-			l.ts = v.Str
+			l.ts = view(v)
 		case "sessionId":
-			l.sessionID = v.Str
+			l.sessionID = view(v)
 		case "cwd":
-			l.cwd = v.Str
+			l.cwd = view(v)
 		case "agentId":
-			l.agentID = v.Str
+			l.agentID = view(v)
 		case "requestId":
-			l.req = v.Str
+			if !l.progress {
+				l.req = view(v)
+			}
 		case "message":
-			l.msg = v
+			if !l.progress && v[0] == '{' {
+				l.readMessage(v)
+			}
 		case "data":
-			if m := v.Get("message"); m.Get("type").Str == "assistant" {
-				l.msg, l.req, l.progress = m.Get("message"), m.Get("requestId").Str, true
-				if ts := m.Get("timestamp").Str; ts != "" {
-					l.ts = ts
-				}
+			if v[0] == '{' {
+				l.readProgress(v)
 			}
 		}
-		return true
+		return ve
 	})
-	return l
+	return l, ok && rawjson.SkipWS(raw, end) == len(raw)
+}
+
+// readMessage reads a message object (valid JSON) into l.
+func (l *cline) readMessage(v []byte) {
+	l.msg = true
+	rawjson.Object(v, 0, 0, func(k []byte, vs int) int {
+		ve, _ := rawjson.Value(v, vs, 1)
+		f := v[vs:ve]
+		switch string(k) {
+		case "role":
+			l.role = view(f)
+		case "id":
+			l.id = view(f)
+		case "model":
+			l.model = view(f)
+		case "stop_reason":
+			l.stop = view(f)
+		case "usage":
+			l.usage = f
+		case "content":
+			l.content = f
+		}
+		return ve
+	})
+}
+
+// readProgress reads a progress line's data: a subagent's assistant
+// message, when it carries one ({"message":{"type":"assistant",
+// "requestId":…,"timestamp":…,"message":{…}}}).
+func (l *cline) readProgress(v []byte) {
+	rawjson.Object(v, 0, 0, func(k []byte, vs int) int {
+		ve, _ := rawjson.Value(v, vs, 1)
+		if string(k) != "message" || v[vs] != '{' {
+			return ve
+		}
+		m := v[vs:ve]
+		var typ, req, ts string
+		var inner []byte
+		rawjson.Object(m, 0, 0, func(k []byte, vs int) int {
+			ve, _ := rawjson.Value(m, vs, 1)
+			f := m[vs:ve]
+			switch string(k) {
+			case "type":
+				typ = view(f)
+			case "requestId":
+				req = view(f)
+			case "timestamp":
+				ts = view(f)
+			case "message":
+				if f[0] == '{' {
+					inner = f
+				}
+			}
+			return ve
+		})
+		if typ == "assistant" && inner != nil {
+			l.progress, l.req = true, req
+			l.role, l.id, l.model, l.stop, l.usage, l.content = "", "", "", "", nil, nil
+			l.readMessage(inner)
+			if ts != "" {
+				l.ts = ts
+			}
+		}
+		return ve
+	})
 }
 
 // response is one API response of a transcript, over all its copies.
@@ -83,6 +173,8 @@ type response struct {
 	first    int // line number of its first copy
 	copies   []span
 	progress bool
+	stop     string // the last copy's stop reason and usage, raw
+	usage    string
 	reply    Reply
 	model    string
 	ts       string
@@ -96,17 +188,18 @@ type span struct {
 
 // reply reads the response a line is a copy of, or false.
 func (l *cline) isReply() bool {
-	return (l.typ == "assistant" || l.progress) && l.msg.Get("role").Str == "assistant"
+	return (l.typ == "assistant" && l.msg || l.progress) && l.role == "assistant"
 }
 
 func (c *converter) claude() error {
+	c.validates = true // readCline validates as it reads
 	// Pass 1: the responses, the session's first time, id and cwd.
 	var h Header
 	h.Origin.Agent = "claude"
 	resps := map[string]*response{}
 	var order []*response
 	firstModel := ""
-	lr := newLines(c.src)
+	lr := c.newLines()
 	for {
 		n, off, raw, err := c.line(lr)
 		if err != nil {
@@ -116,9 +209,16 @@ func (c *converter) claude() error {
 			return err
 		}
 		if !c.opt.Content && h.Timestamp != "" && !bytes.Contains(raw, assistant) {
+			if !isObject(raw) {
+				c.stats.Corrupt = append(c.stats.Corrupt, n)
+			}
 			continue // no reply on this line, and the header is known
 		}
-		l := readCline(raw)
+		l, ok := readCline(raw)
+		if !ok {
+			c.stats.Corrupt = append(c.stats.Corrupt, n)
+			continue
+		}
 		if h.Timestamp == "" && l.ts != "" {
 			h.Timestamp = l.ts
 		}
@@ -135,7 +235,7 @@ func (c *converter) claude() error {
 			continue
 		}
 		key := ""
-		if id := l.msg.Get("id").Str; id != "" && l.req != "" {
+		if id := l.id; id != "" && l.req != "" {
 			key = id + "/" + l.req
 		}
 		r := resps[key]
@@ -150,9 +250,10 @@ func (c *converter) claude() error {
 			r.copies = append(r.copies, span{off, len(raw)})
 		}
 		// The last copy in file order has the final usage and stop reason.
-		r.reply = claudeReply(l.msg)
-		r.reply.Key = r.key
-		r.model = strings.Clone(l.msg.Get("model").Str)
+		r.stop, r.usage = strings.Clone(l.stop), string(l.usage)
+		if r.model != l.model {
+			r.model = strings.Clone(l.model)
+		}
 		if firstModel == "" && !Unbilled(r.model) {
 			firstModel = r.model
 		}
@@ -172,6 +273,10 @@ func (c *converter) claude() error {
 	if err := c.begin(h); err != nil {
 		return err
 	}
+	for _, r := range order {
+		r.reply = claudeReply(r.stop, gjson.Parse(r.usage))
+		r.reply.Key = r.key
+	}
 	c.stats.add("replies", len(order))
 	if !c.opt.Content {
 		for _, r := range order {
@@ -185,10 +290,10 @@ func (c *converter) claude() error {
 	return c.claudeEntries(resps, order, firstModel)
 }
 
-// claudeReply reads a message's usage and stop reason.
-func claudeReply(msg gjson.Result) Reply {
+// claudeReply reads a message's stop reason and usage.
+func claudeReply(stop string, u gjson.Result) Reply {
 	var r Reply
-	switch msg.Get("stop_reason").Str {
+	switch stop {
 	case "end_turn", "stop_sequence", "pause_turn", "refusal":
 		r.StopReason = "stop"
 	case "tool_use":
@@ -196,7 +301,6 @@ func claudeReply(msg gjson.Result) Reply {
 	case "max_tokens", "model_context_window_exceeded":
 		r.StopReason = "length"
 	}
-	u := msg.Get("usage")
 	if !u.IsObject() {
 		return r
 	}
@@ -245,7 +349,7 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 		}
 		return c.last
 	}
-	lr := newLines(c.src)
+	lr := c.newLines()
 	var copyBuf []byte
 	for {
 		n, _, raw, err := c.line(lr)
@@ -255,13 +359,16 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 			}
 			return err
 		}
-		l := readCline(raw)
+		l, ok := readCline(raw)
+		if !ok {
+			continue // counted by the first pass
+		}
 		ts := stamp(l.ts)
 		switch {
 		case l.isReply():
 			r := byLine[n]
 			if r == nil { // a later copy: already joined
-				if k := l.msg.Get("id").Str + "/" + l.req; resps[k] != nil && !l.progress {
+				if k := l.id + "/" + l.req; resps[k] != nil && !l.progress {
 					ids[strings.Clone(l.uuid)] = resps[k].id
 				}
 				c.stats.add("copies joined", 1)
@@ -276,8 +383,8 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 				if _, err := c.src.R.ReadAt(copyBuf, s.off); err != nil {
 					return err
 				}
-				cl := readCline(copyBuf)
-				cl.msg.Get("content").ForEach(func(_, blk gjson.Result) bool {
+				cl, _ := readCline(copyBuf)
+				gjson.Parse(str(cl.content)).ForEach(func(_, blk gjson.Result) bool {
 					b = c.claudeBlock(b, blk, &nb)
 					return true
 				})
@@ -320,18 +427,18 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 			if err := c.emit(&c.e); err != nil {
 				return err
 			}
-		case l.typ == "user" && l.msg.Exists():
+		case l.typ == "user" && l.msg:
 			parent := parentOf(l.parent)
 			id := c.id(l.uuid + "\x00" + itoa(n))
 			ids[strings.Clone(l.uuid)] = id
 			b := append(c.buf[:0], `{"role":"user","content":[`...)
 			nb := 0
-			if content := l.msg.Get("content"); content.Type == gjson.String {
+			if rawjson.IsString(l.content) {
 				b = append(b, `{"type":"text","text":`...)
-				b = append(b, content.Raw...)
+				b = append(b, l.content...)
 				b = append(b, '}')
 			} else {
-				content.ForEach(func(_, blk gjson.Result) bool {
+				gjson.Parse(str(l.content)).ForEach(func(_, blk gjson.Result) bool {
 					b = c.claudeBlock(b, blk, &nb)
 					return true
 				})
@@ -486,3 +593,7 @@ func grow(b []byte, n int) []byte {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// str views raw as a string without a copy, for gjson; what is kept of it
+// is cloned.
+func str(raw []byte) string { return unsafe.String(unsafe.SliceData(raw), len(raw)) }

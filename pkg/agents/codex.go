@@ -63,7 +63,7 @@ type codexState struct {
 
 func (c *converter) codex() error {
 	s := codexState{provider: "openai", model: "unknown"}
-	lr := newLines(c.src)
+	lr := c.newLines()
 	for {
 		n, _, raw, err := c.line(lr)
 		if errors.Is(err, io.EOF) {

@@ -17,7 +17,7 @@ import (
 
 func (c *converter) pi() error {
 	provider, model := c.piFirstStamp()
-	lr := newLines(c.src)
+	lr := c.newLines()
 	ids := map[string]string{} // pi id → entry id
 	for {
 		n, _, raw, err := c.line(lr)
@@ -111,7 +111,7 @@ func (c *converter) pi() error {
 // stamp of the user entries before it, when the header names none.
 func (c *converter) piFirstStamp() (string, string) {
 	defer func() { c.stats.Corrupt, c.stats.Torn = c.stats.Corrupt[:0], 0 }() // the real pass counts them
-	lr := newLines(c.src)
+	lr := c.newLines()
 	for {
 		_, _, raw, err := c.line(lr)
 		if err != nil {

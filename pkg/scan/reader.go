@@ -32,6 +32,13 @@ func NewReader(r io.Reader, off int64) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, n), off: off}
 }
 
+// Reset makes r read src from its start, at offset off, keeping r's
+// buffer: a reader of many files allocates it once.
+func (r *Reader) Reset(src io.Reader, off int64) {
+	r.br.Reset(src)
+	r.off, r.line, r.long = off, 0, r.long[:0]
+}
+
 // Next returns the next line without its "\n", the offset of its first byte,
 // and whether it ended with "\n". The line is valid until the next call. At
 // the end it returns io.EOF.

@@ -1,0 +1,265 @@
+package costcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	goio "io"
+	"runtime"
+	"time"
+
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/catalog"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// job is one input: read by a worker, its turns and warnings handed on in
+// order through out.
+type job struct {
+	label string
+	input int
+	in    goio.Reader
+	close func()
+	err   error // the input could not be opened
+	out   chan []item
+}
+
+// item is a turn, or a warning in its place, or the end of an input.
+type item struct {
+	t    *turn
+	warn string
+	end  *ended
+}
+
+type ended struct {
+	skip skipped
+	err  error
+}
+
+// batch is how many items a worker hands on at once.
+const batch = 256
+
+// inputs reads the arguments in order: stdin, and the sessions of the
+// store each argument names (for files: a file, or every session file below
+// a directory, links followed), then with --all every session of the
+// store. The inputs are read on every core, and what they yield is counted
+// in their order, so the report is the same as read one by one. A file
+// reached twice is read once, and a reply that another input counted
+// already is not counted again. A file that cannot hold turns since
+// --since is not read: one whose inode last changed before that day (a
+// time nothing but the kernel sets).
+func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
+	ctx := context.Background()
+	quit := make(chan struct{})
+	defer close(quit)
+	workers := runtime.GOMAXPROCS(0)
+	todo := make(chan *job, workers)
+	ordered := make(chan *job, 2*workers)
+	needTime := g.needTime(since, until)
+	for range workers {
+		go func() {
+			for j := range todo {
+				j.run(needTime, quit)
+			}
+		}()
+	}
+	// The dispatcher opens the inputs in order: which file was read
+	// already and which --since rules out are decided here.
+	go func() {
+		defer close(ordered)
+		defer close(todo)
+		read := map[fileID]bool{}
+		n := 0
+		send := func(j *job) bool {
+			j.input, j.out = n, make(chan []item, 4)
+			n++
+			select {
+			case ordered <- j:
+			case <-quit:
+				return false
+			}
+			if j.err != nil {
+				close(j.out)
+				return true
+			}
+			select {
+			case todo <- j:
+				return true
+			case <-quit:
+				return false
+			}
+		}
+		open := func(name string, err error) error {
+			if err != nil {
+				send(&job{label: name, err: openError(err)})
+				return errStop
+			}
+			f, err := st.Open(ctx, name)
+			if err != nil {
+				send(&job{label: name, err: openError(err)})
+				return errStop
+			}
+			if id, ok := identity(f); ok {
+				if read[id] {
+					f.Close()
+					return nil
+				}
+				read[id] = true
+			}
+			if t, ok := f.(interface{ Ctime() time.Time }); ok && !since.IsZero() && t.Ctime().Before(since) {
+				f.Close()
+				return nil
+			}
+			if !send(&job{label: name, in: f, close: func() { f.Close() }}) {
+				f.Close()
+				return errStop
+			}
+			return nil
+		}
+		for _, arg := range args {
+			if arg == "-" {
+				if !send(&job{label: "-", in: io.Stdin, close: func() {}}) {
+					return
+				}
+				continue
+			}
+			if err := st.Each(ctx, arg, open); err != nil {
+				if !errors.Is(err, errStop) {
+					send(&job{label: arg, err: err})
+				}
+				return
+			}
+		}
+		if g.All {
+			list, err := st.List(ctx, io.Cwd, true, func(err error) { warn("%v: skipped", err) })
+			if err != nil {
+				send(&job{label: "--all", err: exitcode.New(exitcode.Failure, err)})
+				return
+			}
+			for i := len(list) - 1; i >= 0; i-- { // oldest first, as a directory's files sort
+				if open(list[i].Path, nil) != nil {
+					return
+				}
+			}
+		}
+	}()
+	c := &counted{hex: map[hexReply]int{}, other: map[strReply]int{}}
+	for j := range ordered {
+		if j.err != nil {
+			return j.err
+		}
+		copies := 0
+		for items := range j.out {
+			for _, it := range items {
+				switch {
+				case it.warn != "":
+					warn("%s", it.warn)
+				case it.end != nil:
+					skip.add(it.end.skip)
+					if it.end.err != nil {
+						label := j.label
+						if label == "-" {
+							label = "stdin"
+						}
+						return readError(label, it.end.err)
+					}
+				default:
+					t := it.t
+					if t.response != "" && c.add("", "response "+t.response, j.input) >= 0 {
+						if !t.foreign {
+							copies++
+						}
+						continue
+					}
+					if t.dupID != "" {
+						if first := c.add(t.session, t.dupID, j.input); first >= 0 {
+							if first == j.input {
+								skip.duplicate++
+								warn("%s: line %d: entry id %q repeats an earlier entry: not counted twice", j.label, t.line, t.dupID)
+							} else {
+								copies++
+							}
+							continue
+						}
+					}
+					if t.invalidWarn != "" {
+						skip.invalid++
+						warn("%s", t.invalidWarn)
+					}
+					if err := emit(t); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if copies > 0 {
+			warn("%s: %d replies already counted from another input: not counted twice", j.label, copies)
+		}
+	}
+	return nil
+}
+
+// errStop ends a walk whose error is already on its way.
+var errStop = errors.New("stop")
+
+// openError is the error of an input that cannot be read, with its exit
+// code.
+func openError(err error) error {
+	switch {
+	case errors.Is(err, catalog.ErrNotRegular), errors.Is(err, store.ErrIsDir):
+		return exitcode.Failuref("%v: give session files", err)
+	case errors.Is(err, store.ErrAmbiguousID):
+		return exitcode.New(exitcode.Usage, err)
+	}
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return err
+	}
+	return exitcode.New(exitcode.Failure, err)
+}
+
+// run reads the job's input, handing its turns and warnings on in
+// batches; the last item says how it ended.
+func (j *job) run(needTime bool, quit <-chan struct{}) {
+	defer close(j.out)
+	defer j.close()
+	var items []item
+	flush := func() bool {
+		select {
+		case j.out <- items:
+			items = make([]item, 0, batch)
+			return true
+		case <-quit:
+			return false
+		}
+	}
+	stopped := errors.New("stopped")
+	var e ended
+	r := &reader{label: j.label, input: j.input, session: j.label, agent: "panto", skip: &e.skip, needTime: needTime, names: map[string]string{},
+		warn: func(format string, args ...any) { items = append(items, item{warn: fmt.Sprintf(format, args...)}) }}
+	if id := catalog.IDFromPath(j.label); id != "" {
+		r.session = id
+	}
+	e.err = r.read(j.in, func(t *turn) error {
+		items = append(items, item{t: t})
+		if len(items) >= batch && !flush() {
+			return stopped
+		}
+		return nil
+	})
+	if errors.Is(e.err, stopped) {
+		return
+	}
+	items = append(items, item{end: &e})
+	flush()
+}
+
+func (s *skipped) add(o skipped) {
+	s.corrupt += o.corrupt
+	s.torn += o.torn
+	s.invalid += o.invalid
+	s.duplicate += o.duplicate
+	s.noTime += o.noTime
+	s.foreign += o.foreign
+}
