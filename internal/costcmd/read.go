@@ -242,7 +242,7 @@ func (r *reader) reply(n int, raw []byte, c *session.Line, emit func(*turn) erro
 	}
 	t := r.turn(raw, &c.Reply)
 	t.entry, t.line, t.dupID = c.ID, n, c.ID
-	if bytes.Contains(raw, responseID) { // imported: the response may be in another session too
+	if r.agent != "panto" && bytes.Contains(raw, responseID) { // imported: the response may be in another session too
 		if k := gjson.GetBytes(session.MessageOf(raw), "responseId"); k.Type == gjson.String {
 			t.response = k.Str
 		}

@@ -25,12 +25,22 @@ var (
 	count = flag.Int("count", 0, "write this many small sessions into -dir instead")
 	dir   = flag.String("dir", "", "directory of the small sessions")
 	each  = flag.Int64("each", 4<<10, "bytes of each small session")
+	cc    = flag.String("claude", "", "write about -size bytes of Claude Code transcripts into this directory instead")
+	dense = flag.Bool("dense", false, "text dense in escapes and non-ASCII (quotes, backslashes, newlines, tabs, é, ü, 日本)")
 )
 
 func main() {
 	flag.Parse()
 	r := rand.New(rand.NewPCG(1, 2))
+	if *dense {
+		words = denseWords
+	}
 	switch {
+	case *cc != "":
+		if err := writeClaude(*cc, *size, r); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	case *count > 0 && *dir != "":
 		os.MkdirAll(*dir, 0o700)
 		for range *count {
@@ -51,6 +61,9 @@ func main() {
 		os.Exit(2)
 	}
 }
+
+// denseWords make text whose JSON is dense in escapes and non-ASCII.
+var denseWords = []string{`say "quoted"`, `back\slash`, "a\tb", "line\nbreak", "é", "ü", "日本", `{"json":"in text"}`, `C:\path\to`, `""`, "tab\t\tend"}
 
 var words = strings.Fields("the quick brown fox jumps over a lazy dog while parsing JSON lines of session logs with tool calls and results é ü 日本")
 
