@@ -1,6 +1,10 @@
 package catalog
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 func TestEncodeCwd(t *testing.T) {
 	for in, want := range map[string]string{
@@ -44,5 +48,39 @@ func TestIDFromPath(t *testing.T) {
 		if got := IDFromPath(in); got != want {
 			t.Errorf("IDFromPath(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestShortLenUUIDs: the 128-bit way and the string way agree, at every
+// length a shared prefix can have (hyphens included).
+func TestShortLenUUIDs(t *testing.T) {
+	base := "019dc5ba-53f6-71a5-ab8f-b1f8709c2572"
+	for k := 0; k < len(base); k++ {
+		if base[k] == '-' {
+			continue
+		}
+		other := []byte(base)
+		other[k] = "0123456789abcdef"[(strings.IndexByte("0123456789abcdef", base[k])+1)%16]
+		ids := []string{base, string(other), "0aaaaaaa-0000-7000-8000-000000000000"}
+		got, ok := shortUUIDs(ids)
+		s := slices.Clone(ids)
+		slices.Sort(s)
+		want := 8
+		for i := 1; i < len(s); i++ {
+			c := 0
+			for c < len(s[i]) && s[i][c] == s[i-1][c] {
+				c++
+			}
+			want = max(want, c+1)
+		}
+		if !ok || got != want {
+			t.Errorf("differ at %d: shortUUIDs = %d, %v; want %d", k, got, ok, want)
+		}
+	}
+	if _, ok := shortUUIDs([]string{base, "not-a-uuid"}); ok {
+		t.Error("a non-UUID id taken for one")
+	}
+	if n := ShortLen([]string{"abc", "abd"}); n != 8 {
+		t.Errorf("ShortLen of short ids = %d", n)
 	}
 }

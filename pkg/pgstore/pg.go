@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -183,12 +182,18 @@ func (p *PG) List(ctx context.Context, cwd string, all bool, _ func(error)) ([]s
 	}
 	defer rows.Close()
 	var out []store.Summary
+	cwds := map[string]string{} // a few projects, thousands of sessions
 	for rows.Next() {
 		v := rows.RawValues()
 		if len(v) != 6 || len(v[4]) != 4 || len(v[5]) != 8 {
 			return nil, p.fail("list sessions", fmt.Errorf("unexpected row"))
 		}
-		s := store.Summary{ID: string(v[0]), Cwd: string(v[1]), Created: pgTime(v[2]), Modified: pgTime(v[3]),
+		cwd, ok := cwds[string(v[1])]
+		if !ok {
+			cwd = string(v[1])
+			cwds[cwd] = cwd
+		}
+		s := store.Summary{ID: string(v[0]), Cwd: cwd, Created: pgTime(v[2]), Modified: pgTime(v[3]),
 			Messages: int(int32(binary.BigEndian.Uint32(v[4]))), Size: int64(binary.BigEndian.Uint64(v[5]))}
 		s.Path = s.ID
 		out = append(out, s)
@@ -196,12 +201,7 @@ func (p *PG) List(ctx context.Context, cwd string, all bool, _ func(error)) ([]s
 	if err := rows.Err(); err != nil {
 		return nil, p.fail("list sessions", err)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Modified.Equal(out[j].Modified) {
-			return out[i].Modified.After(out[j].Modified)
-		}
-		return out[i].ID > out[j].ID
-	})
+	store.SortNewest(out)
 	return out, nil
 }
 

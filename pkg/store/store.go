@@ -8,9 +8,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -293,4 +295,33 @@ func Open(url string, getenv func(string) string) (Store, error) {
 		return nil, fmt.Errorf("%w: %q: no store of kind %q (give postgres://…, null: or nothing for files)", ErrBadURL, Redact(url), scheme)
 	}
 	return o(url, getenv)
+}
+
+// SortNewest orders a listing: newest activity first, ties by newest id,
+// then as given. It sorts small keys, not the summaries: a database
+// lists ten thousand sessions in a few milliseconds.
+func SortNewest(list []Summary) {
+	type key struct {
+		mod int64
+		id  string
+		i   int32
+	}
+	keys := make([]key, len(list))
+	for i := range list {
+		keys[i] = key{list[i].Modified.UnixNano(), list[i].ID, int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(b.mod, a.mod); c != 0 {
+			return c
+		}
+		if c := strings.Compare(b.id, a.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	sorted := make([]Summary, len(list))
+	for i, k := range keys {
+		sorted[i] = list[k.i]
+	}
+	copy(list, sorted)
 }
