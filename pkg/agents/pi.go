@@ -82,8 +82,8 @@ func (c *converter) pi() error {
 			e.Role = "user"
 			e.Provider, e.Model = provider, model
 		default:
-			if typ == "model_change" {
-				provider, model = strings.Clone(l.Get("provider").Str), strings.Clone(l.Get("modelId").Str)
+			if p, m := l.Get("provider").Str, l.Get("modelId").Str; typ == "model_change" && p != "" && m != "" {
+				provider, model = strings.Clone(p), strings.Clone(m)
 			}
 			e.Kind = "pi." + typ
 			c.stats.add(e.Kind+" entries kept", 1)
@@ -117,8 +117,12 @@ func (c *converter) piFirstStamp() (string, string) {
 		if err != nil {
 			break
 		}
-		if l := gjson.Parse(str(raw)); l.Get("message.role").Str == "assistant" {
-			return strings.Clone(l.Get("message.provider").Str), strings.Clone(l.Get("message.model").Str)
+		l := gjson.Parse(str(raw))
+		if l.Get("type").Str != "message" || l.Get("message.role").Str != "assistant" {
+			continue
+		}
+		if p, m := l.Get("message.provider").Str, l.Get("message.model").Str; p != "" && m != "" {
+			return strings.Clone(p), strings.Clone(m)
 		}
 	}
 	return "unknown", "unknown"
