@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 
 	"github.com/panto-dev/panto/internal/cli"
@@ -40,29 +41,68 @@ type imported struct {
 
 // run imports every log the arguments name into the store: one panto
 // session per source session, at the sessions directory of its cwd (files)
-// or under its id (a database); deterministic and incremental. It prints
-// the name of each session created or changed, and a summary on stderr.
+// or under its id (a database); deterministic and incremental. Logs are
+// converted on every core and written in their order. It prints the name
+// of each session created or changed, and a summary on stderr.
 func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
 	from, err := agents.ParseFormat(c.From)
 	if err != nil {
 		return exitcode.New(exitcode.Usage, err)
 	}
-	cache := filepath.Join(filepath.Dir(index.Dir(io.Getenv)), "import")
-	var n imported
-	for _, arg := range c.Paths {
-		err := catalog.Walk(arg, func(path string, err error) error {
-			if err == nil {
-				err = c.one(ctx, st, io, out, path, from, cache, &n)
+	cache := "" // where the state of each source at its last import is kept
+	if d := index.Dir(io.Getenv); d != "" {
+		cache = filepath.Join(filepath.Dir(d), "import")
+	}
+	workers := runtime.GOMAXPROCS(0)
+	todo := make(chan *prepared, workers)
+	ordered := make(chan *prepared, 2*workers)
+	quit := make(chan struct{})
+	defer close(quit)
+	for range workers {
+		go func() {
+			for p := range todo {
+				p.prepare(st, from, cache)
+				close(p.done)
 			}
+		}()
+	}
+	walkErr := make(chan error, 1)
+	go func() {
+		defer close(ordered)
+		defer close(todo)
+		for _, arg := range c.Paths {
+			err := catalog.Walk(arg, func(path string, err error) error {
+				p := &prepared{path: path, err: err, done: make(chan struct{})}
+				for _, ch := range []chan *prepared{ordered, todo} {
+					select {
+					case ch <- p:
+					case <-quit:
+						return errStopImport
+					}
+				}
+				return nil
+			})
 			if err != nil {
-				n.failed++
-				cli.Errorf(io.Stderr, name, "import %s: %v", path, err)
+				walkErr <- err
+				return
 			}
-			return nil
-		})
+		}
+	}()
+	var n imported
+	for p := range ordered {
+		<-p.done
+		err := p.commit(ctx, st, io, out, &n)
 		if err != nil {
+			n.failed++
+			cli.Errorf(io.Stderr, name, "import %s: %v", p.path, err)
+		}
+	}
+	select {
+	case err := <-walkErr:
+		if !errors.Is(err, errStopImport) {
 			return err
 		}
+	default:
 	}
 	fmt.Fprintf(io.Stderr, "%s: into %s: %d entries in %d sessions new, %d grown, %d changed, %d unchanged, %d skipped",
 		name, st.Where(), n.entries, n.created, n.grew, n.changed, n.unchanged, n.skipped)
@@ -75,6 +115,8 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	}
 	return nil
 }
+
+var errStopImport = errors.New("stop")
 
 // sourceState is what says a source is unchanged since its last import.
 type sourceState struct {
@@ -91,58 +133,96 @@ func stateOf(fi os.FileInfo) sourceState {
 	return s
 }
 
-// one imports the log at path.
-func (c *importCmd) one(ctx context.Context, st store.Store, io cli.IO, out io.Writer, path string, from agents.Format, cache string, n *imported) error {
-	f, err := os.Open(path)
+// prepared is one log on its way: converted by a worker (a temporary
+// file), then written by the importer, in order.
+type prepared struct {
+	path string
+	err  error
+	done chan struct{}
+
+	unchanged bool // since its last import, by its state
+	skipped   bool // a panto session already
+	mark      string
+	state     string
+	tmp       *os.File
+	size      int64
+	stats     *agents.Stats
+}
+
+// prepare converts the log, unless its last import says it is unchanged.
+func (p *prepared) prepare(st store.Store, from agents.Format, cache string) {
+	if p.err != nil {
+		return
+	}
+	f, err := os.Open(p.path)
 	if err != nil {
-		return err
+		p.err = err
+		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil {
-		return err
+	switch {
+	case err != nil:
+		p.err = err
+		return
+	case !fi.Mode().IsRegular():
+		p.err = fmt.Errorf("%w: give logs", catalog.ErrNotRegular)
+		return
 	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%w: give logs", catalog.ErrNotRegular)
+	abs, _ := filepath.Abs(p.path)
+	if cache != "" {
+		sum := sha256.Sum256([]byte(st.Where() + "\x00" + abs))
+		p.mark = filepath.Join(cache, hex.EncodeToString(sum[:12]))
+		p.state = fmt.Sprintf("%+v\n", stateOf(fi))
 	}
-	abs, _ := filepath.Abs(path)
-	sum := sha256.Sum256([]byte(st.Where() + "\x00" + abs))
-	mark := filepath.Join(cache, hex.EncodeToString(sum[:12]))
-	state := fmt.Sprintf("%+v\n", stateOf(fi))
-	if b, err := os.ReadFile(mark); err == nil && bytes.HasPrefix(b, []byte(state)) {
-		if name := string(b[len(state):]); name != "" && exists(st, name) {
-			n.unchanged++
-			return nil
+	if b, err := os.ReadFile(p.mark); p.mark != "" && err == nil && bytes.HasPrefix(b, []byte(p.state)) {
+		if name := string(b[len(p.state):]); name != "" && exists(st, name) {
+			p.unchanged = true
+			return
 		}
 	}
 	if from == agents.Unknown {
-		if from, err = agents.Sniff(f, fi.Size()); err != nil {
-			return err
+		if from, p.err = agents.Sniff(f, fi.Size()); p.err != nil {
+			return
 		}
 		switch from {
 		case agents.Panto:
-			n.skipped++
-			cli.Warnf(io.Stderr, name, "%s is a panto session already: skipped", path)
-			return nil
+			p.skipped = true
+			return
 		case agents.Unknown:
-			return agents.ErrNotALog
+			p.err = agents.ErrNotALog
+			return
 		}
 	}
-	tmp, size, stats, err := agents.Convert(agents.Source{Path: abs, R: f, Size: fi.Size()}, from)
-	if err != nil {
-		return err
+	p.tmp, p.size, p.stats, p.err = agents.Convert(agents.Source{Path: abs, R: f, Size: fi.Size()}, from)
+}
+
+// commit writes a prepared log into the store.
+func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io.Writer, n *imported) error {
+	if p.tmp != nil {
+		defer p.tmp.Close()
 	}
-	defer tmp.Close()
-	if k := len(stats.Corrupt); k > 0 {
-		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", path, k, stats.Corrupt[0])
+	switch {
+	case p.err != nil:
+		return p.err
+	case p.unchanged:
+		n.unchanged++
+		return nil
+	case p.skipped:
+		n.skipped++
+		cli.Warnf(io.Stderr, name, "%s is a panto session already: skipped", p.path)
+		return nil
 	}
-	n.stats.Merge(stats)
-	first, err := bufio.NewReader(io_(tmp, size)).ReadSlice('\n')
+	if k := len(p.stats.Corrupt); k > 0 {
+		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", p.path, k, p.stats.Corrupt[0])
+	}
+	n.stats.Merge(p.stats)
+	first, err := bufio.NewReader(io_(p.tmp, p.size)).ReadSlice('\n')
 	if err != nil {
 		return err
 	}
 	h := session.Classify(bytes.TrimSuffix(first, []byte("\n")))
-	target, outcome, added, err := put(ctx, st, h.ID, h.Cwd, tmp, size)
+	target, outcome, added, err := put(ctx, st, h.ID, h.Cwd, p.tmp, p.size)
 	if err != nil {
 		return err
 	}
@@ -160,9 +240,9 @@ func (c *importCmd) one(ctx context.Context, st store.Store, io cli.IO, out io.W
 	if outcome != "unchanged" {
 		fmt.Fprintln(out, target)
 	}
-	if cache != "" {
-		if err := os.MkdirAll(cache, 0o700); err == nil {
-			os.WriteFile(mark, []byte(state+target), 0o600)
+	if p.mark != "" {
+		if err := os.MkdirAll(filepath.Dir(p.mark), 0o700); err == nil {
+			os.WriteFile(p.mark, []byte(p.state+target), 0o600)
 		}
 	}
 	return nil
