@@ -15,6 +15,11 @@ DATA controls<>+0(SB)/8, $0x1f1f1f1f1f1f1f1f // the largest control byte
 DATA controls<>+8(SB)/8, $0x1f1f1f1f1f1f1f1f
 GLOBL controls<>(SB), RODATA|NOPTR, $16
 
+// escset holds the bytes that may follow a '\\' in a two-byte escape, for
+// the AVX2 loop to compare a block against each.
+DATA escset<>+0(SB)/8, $0x74726e66622f5c22 // " \ / b f n r t
+GLOBL escset<>(SB), RODATA|NOPTR, $8
+
 // escapes marks the bytes that may follow a '\\' in a two-byte escape.
 DATA escapes<>+0x20(SB)/8, $0x0000000000010000 // '"' (0x22)
 DATA escapes<>+0x28(SB)/8, $0x0100000000000000 // '/' (0x2f)
@@ -60,7 +65,14 @@ TEXT ·plainRun(SB), NOSPLIT, $0-32
 	VPBROADCASTB quotes<>(SB), Y1
 	VPBROADCASTB backslashes<>(SB), Y2
 	VPBROADCASTB controls<>(SB), Y3
+	XORL R8, R8 // 1 when the first byte of the block is escaped
 
+// A block with no backslash (and no escape pending) stops at its first
+// quote or control byte. A block with backslashes finds which bytes are
+// escaped in a few instructions, however many escapes it holds (the odd
+// and even runs of backslashes, as simdjson does), and stops at the first
+// unescaped quote, control byte, or backslash whose escape is not a
+// two-byte one (\u, or invalid: the caller looks at it).
 avxLoop:
 	CMPQ CX, $32
 	JB   avxDone
@@ -69,25 +81,110 @@ avxLoop:
 	VPCMPEQB Y2, Y0, Y5
 	VPMINUB Y3, Y0, Y6
 	VPCMPEQB Y0, Y6, Y6
-	VPOR Y5, Y4, Y4
-	VPOR Y6, Y4, Y4
-	VPMOVMSKB Y4, AX
-	TESTL AX, AX
-	JNZ avxFound
+	VPOR Y5, Y4, Y7
+	VPOR Y6, Y7, Y7
+	VPMOVMSKB Y7, AX
+	ORL  R8, AX
+	JNZ  avxMarked
 	ADDQ $32, SI
 	SUBQ $32, CX
-	JMP avxLoop
+	JMP  avxLoop
 
-avxFound:
-	STEP_ESCAPE(avxStop, avxLoop)
+avxMarked:
+	VPMOVMSKB Y4, AX // quotes
+	VPMOVMSKB Y5, BX // backslashes
+	VPMOVMSKB Y6, DX // control bytes
+	MOVL BX, R9
+	ORL  R8, R9
+	JNZ  avxEscapes
+	ORL  DX, AX // a quote or a control byte: stop there
+	JMP  avxStopAX
 
-avxStop:
+avxEscapes:
+	MOVL R8, R9
+	NOTL R9
+	ANDL R9, BX         // an escaped first byte starts no run
+	MOVL BX, R11
+	SHLL $1, R11
+	ORL  R8, R11        // follows: bytes after a backslash
+	MOVL R11, R12
+	NOTL R12
+	ANDL BX, R12
+	ANDL $0xaaaaaaaa, R12 // runs that start on odd bits
+	ADDL BX, R12        // carries through each run; out of the block: an escape pending
+	SETCS R13
+	SHLL $1, R12
+	XORL $0x55555555, R12
+	ANDL R11, R12       // escaped bytes
+	VPBROADCASTB escset<>+0(SB), Y4
+	VPCMPEQB Y4, Y0, Y7
+	VPBROADCASTB escset<>+1(SB), Y4
+	VPCMPEQB Y4, Y0, Y5
+	VPOR Y5, Y7, Y7
+	VPBROADCASTB escset<>+2(SB), Y4
+	VPCMPEQB Y4, Y0, Y5
+	VPOR Y5, Y7, Y7
+	VPBROADCASTB escset<>+3(SB), Y4
+	VPCMPEQB Y4, Y0, Y5
+	VPOR Y5, Y7, Y7
+	VPBROADCASTB escset<>+4(SB), Y4
+	VPCMPEQB Y4, Y0, Y5
+	VPOR Y5, Y7, Y7
+	VPBROADCASTB escset<>+5(SB), Y4
+	VPCMPEQB Y4, Y0, Y5
+	VPOR Y5, Y7, Y7
+	VPBROADCASTB escset<>+6(SB), Y4
+	VPCMPEQB Y4, Y0, Y5
+	VPOR Y5, Y7, Y7
+	VPBROADCASTB escset<>+7(SB), Y4
+	VPCMPEQB Y4, Y0, Y5
+	VPOR Y5, Y7, Y7
+	VPMOVMSKB Y7, R9
+	NOTL R9
+	ANDL R12, R9        // escaped bytes that make no two-byte escape
+	TESTL $1, R9
+	JNZ  avxStopPrev    // its backslash ended the block before
+	SHRL $1, R9         // stop at their backslash
+	NOTL R12
+	ANDL R12, AX        // unescaped quotes
+	ORL  DX, AX
+	ORL  R9, AX
+	JNZ  avxStopAX
+	MOVBLZX R13, R8
+	ADDQ $32, SI
+	SUBQ $32, CX
+	JMP  avxLoop
+
+avxStopAX:
+	BSFL AX, AX
 	VZEROUPPER
 	ADDQ AX, SI
 	JMP  plainDone
 
+avxStopPrev:
+	VZEROUPPER
+	DECQ SI
+	JMP  plainDone
+
 avxDone:
 	VZEROUPPER
+	TESTL R8, R8
+	JZ    sse
+	// The byte at SI is escaped by the last byte of the block before:
+	// step over it when it makes a two-byte escape, else stop at that
+	// backslash.
+	TESTQ CX, CX
+	JZ    prevStop
+	MOVBLZX (SI), DX
+	CMPB    (R10)(DX*1), $0
+	JEQ     prevStop
+	INCQ SI
+	DECQ CX
+	JMP  sse
+
+prevStop:
+	DECQ SI
+	JMP  plainDone
 
 sse:
 	MOVOU quotes<>(SB), X1
