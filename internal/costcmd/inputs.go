@@ -144,7 +144,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 			}
 		}
 	}()
-	c := &counted{hex: map[hexReply]int{}, other: map[strReply]int{}}
+	c := newCounted()
 	for j := range ordered {
 		if j.err != nil {
 			return j.err

@@ -40,16 +40,21 @@ type skipped struct {
 
 // counted is the set of replies counted so far, over every input: a
 // session given twice (a directory and a file in it, or a copy) counts
-// once. Each reply remembers the input it was counted from.
+// once. Each reply remembers the input it was counted from. Sessions are
+// numbered, so that the key of a reply with a hex id is eight bytes.
 type counted struct {
-	hex   map[hexReply]int
-	other map[strReply]int
+	sessions map[string]int32
+	last     string // the session of the last reply, and its number
+	lastN    int32
+	hex      map[hexReply]int32
+	other    map[strReply]int32
 }
 
-type hexReply struct {
-	session string
-	id      uint32
+func newCounted() *counted {
+	return &counted{sessions: map[string]int32{}, lastN: -1, hex: map[hexReply]int32{}, other: map[strReply]int32{}}
 }
+
+type hexReply struct{ session, id uint32 }
 
 type strReply struct{ session, id string }
 
@@ -57,18 +62,26 @@ type strReply struct{ session, id string }
 // that counted it first, or -1.
 func (c *counted) add(sess, id string, in int) int {
 	if v, ok := session.HexID(id); ok {
-		k := hexReply{sess, v}
-		if first, ok := c.hex[k]; ok {
-			return first
+		if c.lastN < 0 || sess != c.last {
+			n, ok := c.sessions[sess]
+			if !ok {
+				n = int32(len(c.sessions))
+				c.sessions[sess] = n
+			}
+			c.last, c.lastN = sess, n
 		}
-		c.hex[k] = in
+		k := hexReply{uint32(c.lastN), v}
+		if first, ok := c.hex[k]; ok {
+			return int(first)
+		}
+		c.hex[k] = int32(in)
 		return -1
 	}
 	k := strReply{sess, id}
 	if first, ok := c.other[k]; ok {
-		return first
+		return int(first)
 	}
-	c.other[k] = in
+	c.other[k] = int32(in)
 	return -1
 }
 

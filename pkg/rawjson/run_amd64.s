@@ -15,10 +15,24 @@ DATA controls<>+0(SB)/8, $0x1f1f1f1f1f1f1f1f // the largest control byte
 DATA controls<>+8(SB)/8, $0x1f1f1f1f1f1f1f1f
 GLOBL controls<>(SB), RODATA|NOPTR, $16
 
-// escset holds the bytes that may follow a '\\' in a two-byte escape, for
-// the AVX2 loop to compare a block against each.
-DATA escset<>+0(SB)/8, $0x74726e66622f5c22 // " \ / b f n r t
-GLOBL escset<>(SB), RODATA|NOPTR, $8
+// escLow and escHigh tell, with one VPSHUFB each, the bytes that may
+// follow a '\\' in a two-byte escape (" \\ / b f n r t): escHigh maps a
+// byte's high nibble to a bit (2, 5, 6, 7 to 1, 2, 4, 8), escLow its low
+// nibble to the high nibbles it goes with; a byte is one of them when the
+// two share a bit. Each table is repeated for the two lanes of a YMM.
+DATA escLow<>+0(SB)/8, $0x00040008000d0000
+DATA escLow<>+8(SB)/8, $0x0104000200000000
+DATA escLow<>+16(SB)/8, $0x00040008000d0000
+DATA escLow<>+24(SB)/8, $0x0104000200000000
+GLOBL escLow<>(SB), RODATA|NOPTR, $32
+DATA escHigh<>+0(SB)/8, $0x0804020000010000
+DATA escHigh<>+8(SB)/8, $0x0000000000000000
+DATA escHigh<>+16(SB)/8, $0x0804020000010000
+DATA escHigh<>+24(SB)/8, $0x0000000000000000
+GLOBL escHigh<>(SB), RODATA|NOPTR, $32
+DATA nibbles<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibbles<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nibbles<>(SB), RODATA|NOPTR, $16
 
 // escapes marks the bytes that may follow a '\\' in a two-byte escape.
 DATA escapes<>+0x20(SB)/8, $0x0000000000010000 // '"' (0x22)
@@ -65,6 +79,10 @@ TEXT ·plainRun(SB), NOSPLIT, $0-32
 	VPBROADCASTB quotes<>(SB), Y1
 	VPBROADCASTB backslashes<>(SB), Y2
 	VPBROADCASTB controls<>(SB), Y3
+	VPXOR Y8, Y8, Y8
+	VBROADCASTI128 nibbles<>(SB), Y9
+	VMOVDQU escLow<>(SB), Y10
+	VMOVDQU escHigh<>(SB), Y11
 	XORL R8, R8 // 1 when the first byte of the block is escaped
 
 // A block with no backslash (and no escape pending) stops at its first
@@ -116,31 +134,14 @@ avxEscapes:
 	SHLL $1, R12
 	XORL $0x55555555, R12
 	ANDL R11, R12       // escaped bytes
-	VPBROADCASTB escset<>+0(SB), Y4
-	VPCMPEQB Y4, Y0, Y7
-	VPBROADCASTB escset<>+1(SB), Y4
-	VPCMPEQB Y4, Y0, Y5
-	VPOR Y5, Y7, Y7
-	VPBROADCASTB escset<>+2(SB), Y4
-	VPCMPEQB Y4, Y0, Y5
-	VPOR Y5, Y7, Y7
-	VPBROADCASTB escset<>+3(SB), Y4
-	VPCMPEQB Y4, Y0, Y5
-	VPOR Y5, Y7, Y7
-	VPBROADCASTB escset<>+4(SB), Y4
-	VPCMPEQB Y4, Y0, Y5
-	VPOR Y5, Y7, Y7
-	VPBROADCASTB escset<>+5(SB), Y4
-	VPCMPEQB Y4, Y0, Y5
-	VPOR Y5, Y7, Y7
-	VPBROADCASTB escset<>+6(SB), Y4
-	VPCMPEQB Y4, Y0, Y5
-	VPOR Y5, Y7, Y7
-	VPBROADCASTB escset<>+7(SB), Y4
-	VPCMPEQB Y4, Y0, Y5
-	VPOR Y5, Y7, Y7
-	VPMOVMSKB Y7, R9
-	NOTL R9
+	VPAND Y9, Y0, Y4
+	VPSRLW $4, Y0, Y5
+	VPAND Y9, Y5, Y5
+	VPSHUFB Y4, Y10, Y4
+	VPSHUFB Y5, Y11, Y5
+	VPAND Y4, Y5, Y4
+	VPCMPEQB Y8, Y4, Y4
+	VPMOVMSKB Y4, R9    // bytes no two-byte escape ends with
 	ANDL R12, R9        // escaped bytes that make no two-byte escape
 	TESTL $1, R9
 	JNZ  avxStopPrev    // its backslash ended the block before

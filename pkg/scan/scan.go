@@ -299,6 +299,9 @@ type line struct {
 func classify(c *line, raw []byte, opt *ScanOptions, text *[]byte, hashes *[]uint64) {
 	session.ClassifyInto(&c.Line, raw, session.ClassifyOptions{Tools: opt.Tools, CheckUTF8: opt.CheckUTF8, Text: text})
 	c.idHash, c.toolHash = 0, nil
+	if opt.NoIndex {
+		return // the hashes are for the index
+	}
 	if c.ID != "" {
 		c.idHash = hashID(c.ID)
 	}
