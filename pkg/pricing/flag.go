@@ -18,12 +18,12 @@ var builtin []byte
 const BuiltinDate = "2026-12-01"
 
 // Builtin returns the built-in price table.
-func Builtin() Table {
+func Builtin() (Table, error) {
 	t, err := LoadTOML(builtin)
 	if err != nil {
-		panic("pricing: the built-in table does not load: " + err.Error())
+		return nil, exitcode.Failuref("the built-in price table does not load (%v): give --pricing", err)
 	}
-	return t
+	return t, nil
 }
 
 // ForFlag loads the pricing file a --pricing flag names, else the one at
@@ -36,7 +36,7 @@ func ForFlag(flag string, getenv func(string) string, warn func(string)) (Table,
 		path, optional = DefaultPath(getenv), true
 	}
 	if path == "" {
-		return Builtin(), "built-in, " + BuiltinDate, nil
+		return builtinFor()
 	}
 	table, warnings, err := Load(path, optional)
 	if err != nil {
@@ -46,10 +46,18 @@ func ForFlag(flag string, getenv func(string) string, warn func(string)) (Table,
 		return nil, "", exitcode.Usagef("pricing %v: fix the file", err)
 	}
 	if table == nil && optional { // none at the XDG place
-		return Builtin(), "built-in, " + BuiltinDate, nil
+		return builtinFor()
 	}
 	for _, w := range warnings {
 		warn("pricing " + path + ": " + w)
 	}
 	return table, path, nil
+}
+
+func builtinFor() (Table, string, error) {
+	t, err := Builtin()
+	if err != nil {
+		return nil, "", err
+	}
+	return t, "built-in, " + BuiltinDate, nil
 }

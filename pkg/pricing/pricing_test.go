@@ -340,3 +340,29 @@ func TestLiteralsKeepsStrings(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestBuiltin: the built-in table loads, and prices a model from its
+// comments' sources as written there (Sonnet 4.5: $3 and $15 per million,
+// $6 per million 1h cache writes, a long-context tier above 200,000).
+func TestBuiltin(t *testing.T) {
+	table, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := table[Key{Provider: "anthropic", Model: "claude-sonnet-4-5-20250929"}]
+	if p == nil {
+		t.Fatal("no price for claude-sonnet-4-5-20250929")
+	}
+	c, err := Of(p, Usage{Input: 100_000, Output: 100_000})
+	if err != nil || !c.Known || c.Pico != 1_800_000_000_000 {
+		t.Fatalf("100k in + 100k out = %+v, %v; want $1.80", c, err)
+	}
+	// Over 200,000 prompt tokens the whole request is at $6 and $22.50.
+	c, err = Of(p, Usage{Input: 1_000_000, Output: 1_000_000})
+	if err != nil || !c.Known || c.Pico != 28_500_000_000_000 {
+		t.Fatalf("1M in + 1M out = %+v, %v; want $28.50", c, err)
+	}
+	if p.Long == nil || p.Long.Threshold != 200_000 {
+		t.Fatalf("long context tier: %+v", p.Long)
+	}
+}
