@@ -236,7 +236,7 @@ func (j *job) run(needTime bool, quit <-chan struct{}) {
 	}
 	stopped := errors.New("stopped")
 	var e ended
-	r := &reader{label: j.label, input: j.input, session: j.label, agent: "panto", skip: &e.skip, needTime: needTime, names: map[string]string{},
+	r := &reader{label: j.label, session: j.label, agent: "panto", skip: &e.skip, needTime: needTime, names: map[string]string{},
 		warn: func(format string, args ...any) { items = append(items, item{warn: fmt.Sprintf(format, args...)}) }}
 	if id := catalog.IDFromPath(j.label); id != "" {
 		r.session = id

@@ -88,7 +88,6 @@ func (c *counted) add(sess, id string, in int) int {
 // reader reads one input and hands each reply to emit.
 type reader struct {
 	label    string // the file name, or "-"
-	input    int    // its number among the inputs
 	session  string // session id: the header's, else the label
 	project  string
 	agent    string

@@ -217,7 +217,7 @@ func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io
 		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", p.path, k, p.stats.Corrupt[0])
 	}
 	n.stats.Merge(p.stats)
-	first, err := bufio.NewReader(io_(p.tmp, p.size)).ReadSlice('\n')
+	first, err := bufio.NewReader(section(p.tmp, p.size)).ReadSlice('\n')
 	if err != nil {
 		return err
 	}
@@ -264,16 +264,19 @@ func lines(r io.Reader) (int64, error) {
 	}
 }
 
-func io_(f *os.File, size int64) io.Reader { return io.NewSectionReader(f, 0, size) }
+// section reads f's first size bytes, from the start, whatever its offset.
+func section(f *os.File, size int64) io.Reader { return io.NewSectionReader(f, 0, size) }
 
-// exists reports whether the store has the session name.
+// exists reports whether the store has the session name (a file's path,
+// or an id in a database), without reading it: a database would send the
+// whole session to open it.
 func exists(st store.Store, name string) bool {
-	r, err := st.Open(context.Background(), name)
-	if err != nil {
-		return false
+	if _, ok := st.(*filestore.Files); ok {
+		fi, err := os.Stat(name)
+		return err == nil && fi.Mode().IsRegular()
 	}
-	r.Close()
-	return true
+	got, err := st.Resolve(context.Background(), "", true, name)
+	return err == nil && got == name
 }
 
 // put makes the store hold the session in tmp: created whole, or the
@@ -292,7 +295,7 @@ func put(ctx context.Context, st store.Store, id, cwd string, tmp *os.File, size
 		}
 		path := filepath.Join(dir, catalog.FileName(id))
 		return receive(ctx, st, path, tmp, size, func() (int64, error) {
-			n, err := s.Receive(path, io_(tmp, size))
+			n, err := s.Receive(path, section(tmp, size))
 			if err != nil || n == 0 {
 				return 0, err
 			}
@@ -309,7 +312,7 @@ func put(ctx context.Context, st store.Store, id, cwd string, tmp *os.File, size
 		}
 		defer os.Remove(named.Name())
 		defer named.Close()
-		if _, err := io.Copy(named, io_(tmp, size)); err != nil {
+		if _, err := io.Copy(named, section(tmp, size)); err != nil {
 			return "", "", 0, err
 		}
 		return receive(ctx, st, id, tmp, size, func() (int64, error) {
@@ -357,7 +360,7 @@ func shared(ctx context.Context, st store.Store, name string, tmp *os.File, size
 	}
 	defer r.Close()
 	a := bufio.NewReaderSize(io.NewSectionReader(r, 0, r.Size()), 1<<20)
-	b := bufio.NewReaderSize(io_(tmp, size), 1<<20)
+	b := bufio.NewReaderSize(section(tmp, size), 1<<20)
 	last := ""
 	for i := 0; ; i++ {
 		x, errA := a.ReadBytes('\n')

@@ -64,31 +64,46 @@ func ParseFormat(s string) (Format, error) {
 // Detect tells the format of a log from its first line (without "\n").
 // Blank lines are not given to it.
 func Detect(line []byte) Format {
-	if !gjson.ValidBytes(line) || len(line) == 0 || line[0] != '{' {
-		if i := rawjson.SkipWS(line, 0); i < len(line) && line[i] == '{' && gjson.ValidBytes(line) {
-			return Detect(line[i:])
-		}
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || !isObject(line) {
 		return Unknown
 	}
-	r := gjson.GetManyBytes(line, "type", "version", "payload", "role", "sessionId", "uuid")
-	typ := r[0].String()
+	var typ, id string
+	var version, payload, role, claudeID gjson.Result
+	gjson.Parse(str(line)).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			typ = v.Str
+		case "id":
+			id = v.Str
+		case "version":
+			version = v
+		case "payload":
+			payload = v
+		case "role":
+			role = v
+		case "sessionId", "uuid":
+			claudeID = v
+		}
+		return true
+	})
 	switch {
 	case typ == "session":
 		// panto's header says version 1 and has a UUIDv7 id; pi's v1
 		// header has no version, its v2 and v3 headers say 2 and 3, and
 		// pi's ids are random (v4) UUIDs. A later panto version keeps v7.
-		v := r[1].Int()
-		if r[1].Exists() && (v == 1 || v > 1 && isV7(gjson.GetBytes(line, "id").Str)) {
+		v := version.Int()
+		if version.Exists() && (v == 1 || v > 1 && isV7(id)) {
 			return Panto
 		}
 		return Pi
-	case r[2].Exists() && codexTypes[typ]:
+	case payload.Exists() && codexTypes[typ]:
 		return Codex
-	case claudeTypes[typ] || r[4].Exists() || r[5].Exists():
+	case claudeTypes[typ] || claudeID.Exists():
 		return Claude
-	case typ == "message" || typ == "" && r[3].Exists():
+	case typ == "message" || typ == "" && role.Exists():
 		return Panto // an entry line, or a message line
-	case typ != "" && gjson.GetBytes(line, "id").Exists():
+	case typ != "" && id != "":
 		return Panto // an entry of a type this version does not know
 	}
 	return Unknown
@@ -179,6 +194,29 @@ type Reply struct {
 	StopReason string // panto's: stop, length, toolUse, error; "" unknown
 }
 
+// appendFields appends what an assistant message says of itself after its
+// content: its stamp, stop reason, usage, and the response it was (when it
+// has an identity across files, a Claude Code reply's: SPEC §11).
+func (r *Reply) appendFields(b []byte, provider, model string) []byte {
+	b = append(b, `,"provider":`...)
+	b = rawjson.AppendString(b, provider)
+	b = append(b, `,"model":`...)
+	b = rawjson.AppendString(b, model)
+	if r.StopReason != "" {
+		b = append(b, `,"stopReason":`...)
+		b = rawjson.AppendString(b, r.StopReason)
+	}
+	if r.HasUsage {
+		b = append(b, `,"usage":`...)
+		b = r.Usage.AppendJSON(b)
+	}
+	if r.Key != "" {
+		b = append(b, `,"responseId":`...)
+		b = rawjson.AppendString(b, r.Key)
+	}
+	return b
+}
+
 // AppendLine appends the panto entry line of e, with its "\n".
 func (e *Entry) AppendLine(b []byte) []byte {
 	if e.Role != "" {
@@ -189,21 +227,7 @@ func (e *Entry) AppendLine(b []byte) []byte {
 		}
 		return en.AppendLine(b)
 	}
-	b = append(b, `{"type":`...)
-	b = rawjson.AppendString(b, e.Kind)
-	b = append(b, `,"id":`...)
-	b = rawjson.AppendString(b, e.ID)
-	b = append(b, `,"parentId":`...)
-	if e.ParentID == "" {
-		b = append(b, "null"...)
-	} else {
-		b = rawjson.AppendString(b, e.ParentID)
-	}
-	b = append(b, `,"timestamp":`...)
-	b = rawjson.AppendString(b, e.Timestamp)
-	b = append(b, ',')
-	b = append(b, e.Body...)
-	return append(b, "}\n"...)
+	return session.Kept{Type: e.Kind, ID: e.ID, ParentID: e.ParentID, Timestamp: e.Timestamp, Fields: e.Body}.AppendLine(b)
 }
 
 // Options says what a reader produces.
@@ -476,7 +500,7 @@ func (c *converter) line(lr *scan.Reader) (n int, off int64, raw []byte, err err
 func Sniff(r io.ReaderAt, size int64) (Format, error) {
 	first, err := firstLine(Source{R: r, Size: size})
 	if err != nil || first == nil || !rawjson.Valid(first) {
-		return Panto, err
+		return Panto, err // nothing, or not JSON: panto's reader reports it
 	}
 	return Detect(first), nil
 }

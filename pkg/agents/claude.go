@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -379,7 +380,7 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 			b := append(c.buf[:0], `{"role":"assistant","content":[`...)
 			nb := 0
 			for _, s := range r.copies {
-				copyBuf = grow(copyBuf, s.n)
+				copyBuf = slices.Grow(copyBuf[:0], s.n)[:s.n]
 				if _, err := c.src.R.ReadAt(copyBuf, s.off); err != nil {
 					return err
 				}
@@ -389,22 +390,9 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 					return true
 				})
 			}
-			b = append(b, `],"provider":"anthropic","model":`...)
-			b = rawjson.AppendString(b, r.model)
-			if r.reply.StopReason != "" {
-				b = append(b, `,"stopReason":`...)
-				b = rawjson.AppendString(b, r.reply.StopReason)
-			}
-			if r.reply.HasUsage {
-				b = append(b, `,"usage":`...)
-				b = r.reply.Usage.AppendJSON(b)
-			}
-			if r.key != "" {
-				// The response's identity: it may be in another session
-				// too (a subagent's, in its parent's progress lines).
-				b = append(b, `,"responseId":`...)
-				b = rawjson.AppendString(b, r.key)
-			}
+			// The response's identity (r.reply.Key) goes with it: it may be in
+			// another session too (a subagent's, in its parent's progress lines).
+			b = r.reply.appendFields(append(b, ']'), "anthropic", r.model)
 			c.buf = append(b, '}')
 			if !Unbilled(r.model) {
 				model = r.model
@@ -429,7 +417,7 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 			}
 		case l.typ == "user" && l.msg:
 			parent := parentOf(l.parent)
-			id := c.id(l.uuid + "\x00" + itoa(n))
+			id := c.id(l.uuid + "\x00" + strconv.Itoa(n))
 			ids[strings.Clone(l.uuid)] = id
 			b := append(c.buf[:0], `{"role":"user","content":[`...)
 			nb := 0
@@ -457,7 +445,7 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 			c.stats.add(l.typ+" lines not imported", 1)
 		default:
 			parent := parentOf(l.parent)
-			id := c.id(l.uuid + "\x00" + itoa(n))
+			id := c.id(l.uuid + "\x00" + strconv.Itoa(n))
 			if l.uuid != "" {
 				ids[strings.Clone(l.uuid)] = id
 			}
@@ -554,7 +542,7 @@ func mediaText(typ string, src gjson.Result) string {
 		media = src.Get("type").Str
 	}
 	data := src.Get("data").Str
-	return "[" + typ + ": " + media + ", " + itoa(base64Size(data)) + " bytes]"
+	return "[" + typ + ": " + media + ", " + strconv.Itoa(base64Size(data)) + " bytes]"
 }
 
 // base64Size is the number of bytes base64 text s decodes to.
@@ -584,15 +572,6 @@ func strRaw(v gjson.Result) []byte {
 	}
 	return []byte(v.Raw)
 }
-
-func grow(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, n)
-	}
-	return b[:n]
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // str views raw as a string without a copy, for gjson; what is kept of it
 // is cloned.

@@ -1,9 +1,11 @@
 package agents
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -186,16 +188,9 @@ func (c *converter) codexLine(s *codexState, n int, ts, typ string, p gjson.Resu
 }
 
 func (c *converter) queueKept(s *codexState, n int, ts, kind string, raw []byte) error {
-	e := Entry{Line: n, Timestamp: ts, Kind: kind, Body: cloneBytes(c.kept("codex", raw))}
+	e := Entry{Line: n, Timestamp: ts, Kind: kind, Body: bytes.Clone(c.kept("codex", raw))}
 	s.queue = append(s.queue, &pending{e: e})
 	return nil
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte(nil), b...)
 }
 
 // tokenCount takes a token_count event's usage: the advance of the total.
@@ -366,7 +361,7 @@ func dataURLText(u string) string {
 	if rest, ok := strings.CutPrefix(u, "data:"); ok {
 		media, data, _ := strings.Cut(rest, ",")
 		media = strings.TrimSuffix(media, ";base64")
-		return "[image: " + media + ", " + itoa(base64Size(data)) + " bytes]"
+		return "[image: " + media + ", " + strconv.Itoa(base64Size(data)) + " bytes]"
 	}
 	return "[image: " + u + "]"
 }
@@ -390,7 +385,7 @@ func (c *converter) flush(s *codexState, u *session.Usage) error {
 	}
 	for i, p := range s.queue {
 		e := &p.e
-		e.ID = c.id("line\x00" + itoa(e.Line) + "\x00" + itoa(i))
+		e.ID = c.id("line\x00" + strconv.Itoa(e.Line) + "\x00" + strconv.Itoa(i))
 		e.ParentID = c.last
 		if r := e.Reply; r != nil {
 			switch {
@@ -427,16 +422,7 @@ func (c *converter) codexBody(e *Entry, p *pending) []byte {
 	b = append(b, p.blocks...)
 	b = append(b, ']')
 	if r := e.Reply; r != nil {
-		b = append(b, `,"provider":`...)
-		b = rawjson.AppendString(b, e.Provider)
-		b = append(b, `,"model":`...)
-		b = rawjson.AppendString(b, e.Model)
-		b = append(b, `,"stopReason":`...)
-		b = rawjson.AppendString(b, r.StopReason)
-		if r.HasUsage {
-			b = append(b, `,"usage":`...)
-			b = r.Usage.AppendJSON(b)
-		}
+		b = r.appendFields(b, e.Provider, e.Model)
 	}
 	c.buf = append(b, '}')
 	return c.buf

@@ -3,6 +3,7 @@ package agents
 import (
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/panto-dev/panto/pkg/rawjson"
@@ -56,7 +57,7 @@ func (c *converter) pi() error {
 		}
 		id := own
 		if _, hex := session.HexID(own); !hex || c.taken[own] {
-			id = c.id("line\x00" + itoa(n))
+			id = c.id("line\x00" + strconv.Itoa(n))
 		} else {
 			c.taken[own] = true
 		}
@@ -217,18 +218,7 @@ func (c *converter) piBody(e *Entry, msg gjson.Result, role string) []byte {
 	}
 	b = append(b, ']')
 	if r := e.Reply; r != nil {
-		b = append(b, `,"provider":`...)
-		b = rawjson.AppendString(b, e.Provider)
-		b = append(b, `,"model":`...)
-		b = rawjson.AppendString(b, e.Model)
-		if r.StopReason != "" {
-			b = append(b, `,"stopReason":`...)
-			b = rawjson.AppendString(b, r.StopReason)
-		}
-		if r.HasUsage {
-			b = append(b, `,"usage":`...)
-			b = r.Usage.AppendJSON(b)
-		}
+		b = r.appendFields(b, e.Provider, e.Model)
 	}
 	c.buf = append(b, '}')
 	return c.buf
@@ -241,7 +231,7 @@ func (c *converter) piText(v gjson.Result) string {
 		return v.Get("text").Str
 	case "image":
 		c.stats.add("images named in text", 1)
-		return "[image: " + v.Get("mimeType").Str + ", " + itoa(base64Size(v.Get("data").Str)) + " bytes]"
+		return "[image: " + v.Get("mimeType").Str + ", " + strconv.Itoa(base64Size(v.Get("data").Str)) + " bytes]"
 	default:
 		c.stats.add(typ+" parts kept as text", 1)
 		return "[" + typ + "] " + v.Raw

@@ -50,16 +50,7 @@ type Entry struct {
 // AppendLine appends the entry line, with its "\n", to dst, in the field
 // order of SPEC §2.
 func (e Entry) AppendLine(dst []byte) []byte {
-	dst = append(dst, `{"type":"message","id":`...)
-	dst = rawjson.AppendString(dst, e.ID)
-	dst = append(dst, `,"parentId":`...)
-	if e.ParentID == "" {
-		dst = append(dst, "null"...)
-	} else {
-		dst = rawjson.AppendString(dst, e.ParentID)
-	}
-	dst = append(dst, `,"timestamp":`...)
-	dst = rawjson.AppendString(dst, e.Timestamp)
+	dst = appendHead(dst, `{"type":"message","id":`, e.ID, e.ParentID, e.Timestamp)
 	if e.Provider != "" || e.Model != "" {
 		dst = append(dst, `,"provider":`...)
 		dst = rawjson.AppendString(dst, e.Provider)
@@ -68,6 +59,41 @@ func (e Entry) AppendLine(dst []byte) []byte {
 	}
 	dst = append(dst, `,"message":`...)
 	dst = append(dst, e.Message...)
+	return append(dst, "}\n"...)
+}
+
+// appendHead appends an entry's first fields: start (its type), id,
+// parentId (null for "") and timestamp.
+func appendHead(dst []byte, start, id, parentID, ts string) []byte {
+	dst = append(dst, start...)
+	dst = rawjson.AppendString(dst, id)
+	dst = append(dst, `,"parentId":`...)
+	if parentID == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = rawjson.AppendString(dst, parentID)
+	}
+	dst = append(dst, `,"timestamp":`...)
+	return rawjson.AppendString(dst, ts)
+}
+
+// Kept is an entry of a type panto keeps without reading it (SPEC §2): an
+// imported log's line that has no panto equivalent, say.
+type Kept struct {
+	Type      string
+	ID        string
+	ParentID  string // "" writes null
+	Timestamp string
+	Fields    []byte // the members after "timestamp", as JSON: `"a":1,"b":2`
+}
+
+// AppendLine appends the entry line, with its "\n", to dst.
+func (k Kept) AppendLine(dst []byte) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = rawjson.AppendString(dst, k.Type)
+	dst = appendHead(dst, `,"id":`, k.ID, k.ParentID, k.Timestamp)
+	dst = append(dst, ',')
+	dst = append(dst, k.Fields...)
 	return append(dst, "}\n"...)
 }
 
