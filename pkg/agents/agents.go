@@ -43,8 +43,8 @@ func (f Format) String() string {
 	return [...]string{"unknown", "panto", "claude", "codex", "pi"}[f]
 }
 
-// Expected names the formats a log may be in, for errors.
-const Expected = "a panto session, a Claude Code transcript, a Codex rollout or a pi session"
+// expected names the formats a log may be in, for errors.
+const expected = "a panto session, a Claude Code transcript, a Codex rollout or a pi session"
 
 // ParseFormat reads a --from value: claude, codex, pi, or auto ("" too).
 func ParseFormat(s string) (Format, error) {
@@ -121,7 +121,7 @@ var claudeTypes = map[string]bool{"user": true, "assistant": true, "summary": tr
 	"file-history-snapshot": true, "queue-operation": true}
 
 // ErrNotALog is the error for a file in none of the formats.
-var ErrNotALog = errors.New("not a session log: expected " + Expected)
+var ErrNotALog = errors.New("not a session log: expected " + expected)
 
 // Source is one log to convert.
 type Source struct {
@@ -378,16 +378,16 @@ func (c *converter) begin(h Header) error {
 	if h.Timestamp == "" {
 		h.Timestamp = session.Timestamp(time.Unix(0, 0)) // a log with no time at all
 	}
-	h.ID = SessionID(h.Timestamp, h.Origin.Agent+"\x00"+h.Origin.ID)
+	h.ID = sessionID(h.Timestamp, h.Origin.Agent+"\x00"+h.Origin.ID)
 	c.hdr = &h
 	c.lastTS = h.Timestamp // for entries with no time of their own
 	return c.header(&h)
 }
 
-// SessionID is the UUIDv7 a source session becomes: its time from ts, its
+// sessionID is the UUIDv7 a source session becomes: its time from ts, its
 // random bits from a hash of key, so the same source always gives the
 // same id (SPEC §11).
-func SessionID(ts, key string) string {
+func sessionID(ts, key string) string {
 	var u uuid.UUID
 	sum := sha256.Sum256([]byte(key))
 	copy(u[:], sum[:16])

@@ -61,8 +61,8 @@ func TestBase64Size(t *testing.T) {
 }
 
 func TestSessionIDDeterministic(t *testing.T) {
-	a := SessionID("2026-02-10T10:00:00.000Z", "claude\x00s1")
-	if a != SessionID("2026-02-10T10:00:00.000Z", "claude\x00s1") || a == SessionID("2026-02-10T10:00:00.000Z", "claude\x00s2") {
+	a := sessionID("2026-02-10T10:00:00.000Z", "claude\x00s1")
+	if a != sessionID("2026-02-10T10:00:00.000Z", "claude\x00s1") || a == sessionID("2026-02-10T10:00:00.000Z", "claude\x00s2") {
 		t.Fatal("the session id is not a function of its source")
 	}
 	if !isV7(a) || !strings.HasPrefix(a, "019c46fe-") {
