@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/panto-dev/panto/pkg/rawjson"
@@ -254,9 +253,10 @@ func ReadMessage(raw []byte) (role string, r Reply, err error) {
 // the object (-1 when it is not valid JSON) and the role; sink, when not
 // nil, learns of its tool blocks, and rep of an assistant's stamp and usage.
 func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int, role string, err error) {
-	var r, provider, model, stop, usage []byte
-	content, isArray := false, false
-	var blockErr error
+	var r, provider, model, stop []byte
+	content, isArray, hasUsage := false, false, false
+	var usage Usage
+	var blockErr, usageErr error
 	end, ok := rawjson.Object(b, i, depth, func(k []byte, vs int) int {
 		k = plainKey(k)
 		if !content && string(k) == "content" {
@@ -279,6 +279,12 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int
 			}
 			return end
 		}
+		if !hasUsage && string(k) == "usage" {
+			hasUsage = true
+			var end int
+			end, usage, usageErr = usageAt(b, vs, depth+1)
+			return end
+		}
 		ve := skip(b, vs, depth+1)
 		var dst *[]byte
 		switch string(k) {
@@ -290,8 +296,6 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int
 			dst = &model
 		case "stopReason":
 			dst = &stop
-		case "usage":
-			dst = &usage
 		default:
 			return ve
 		}
@@ -306,10 +310,7 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int
 	role = strOf(r)
 	if role == "assistant" {
 		rep.provider, rep.model = spanOf(b, provider), spanOf(b, model)
-		if usage != nil {
-			rep.Usage, err = parseUsage(usage)
-			rep.HasUsage = err == nil
-		}
+		rep.Usage, rep.HasUsage = usage, hasUsage && usageErr == nil
 	}
 	switch {
 	case role != "system" && role != "user" && role != "assistant":
@@ -324,8 +325,8 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int
 		return end, role, fmt.Errorf("%w: an assistant message needs \"provider\" and \"model\"", ErrInvalidMsg)
 	case stop != nil && !stopReasons[rawjson.Str(stop)]:
 		return end, role, fmt.Errorf("%w: \"stopReason\" must be stop, length, toolUse or error", ErrInvalidMsg)
-	case usage != nil:
-		return end, role, err
+	case usageErr != nil:
+		return end, role, usageErr
 	}
 	return end, role, nil
 }
@@ -343,10 +344,12 @@ func skip(b []byte, i, depth int) int {
 // plainKey returns a raw key unescaped: the key itself unless it holds an
 // escape (rare: "\u0074ype" is "type" too).
 func plainKey(k []byte) []byte {
-	if bytes.IndexByte(k, '\\') < 0 {
-		return k
+	for _, c := range k { // keys are short: a loop costs less than a call
+		if c == '\\' {
+			return []byte(rawjson.Str(append(append([]byte{'"'}, k...), '"')))
+		}
 	}
-	return []byte(rawjson.Str(append(append([]byte{'"'}, k...), '"')))
+	return k
 }
 
 // strOf is Str for the values every line repeats: the common ones cost no

@@ -48,6 +48,42 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// TestReplyUsage: the usage of an assistant message is read in the walk
+// that validates it, wherever it is among the message's keys.
+func TestReplyUsage(t *testing.T) {
+	const head = `{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{`
+	tests := []struct {
+		name, message string
+		usage         Usage
+		has           bool
+		problem       string
+	}{
+		{"all counters", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1,"output":20,"cacheRead":300,"cacheWrite":4000,"reasoning":5,"cacheWrite1h":60}`, Usage{1, 20, 300, 4000, 5, 60}, true, ""},
+		{"usage before role", `"usage":{"output":7,"other":{"x":[1]}},"role":"assistant","content":[],"provider":"p","model":"m"`, Usage{Output: 7}, true, ""},
+		{"escaped keys", `"role":"assistant","content":[],"provider":"p","model":"m","\u0075sage":{"\u0069nput":2,"output":3}`, Usage{Input: 2, Output: 3}, true, ""},
+		{"first usage wins", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1},"usage":{"input":9}`, Usage{Input: 1}, true, ""},
+		{"last counter wins", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1,"input":9}`, Usage{Input: 9}, true, ""},
+		{"integral float", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1e3,"output":2.0}`, Usage{Input: 1000, Output: 2}, true, ""},
+		{"string counter", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":"1","output":2}`, Usage{}, false, "session: invalid message: usage.input must be a non-negative integer"},
+		{"not an object", `"role":"assistant","content":[],"provider":"p","model":"m","usage":[1]`, Usage{}, false, `session: invalid message: "usage" must be an object`},
+		{"part over whole", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"output":1,"reasoning":2}`, Usage{Output: 1, Reasoning: 2}, false, "session: invalid message: usage.reasoning (2) is a part of usage.output (1) and cannot exceed it"},
+		{"role error first", `"role":"bot","content":[],"usage":{"input":"x"}`, Usage{}, false, `session: invalid message: "role" must be system, user or assistant`},
+		{"no usage", `"role":"assistant","content":[],"provider":"p","model":"m"`, Usage{}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Classify([]byte(head + tt.message + `}}`))
+			if c.Reply.Usage != tt.usage || c.Reply.HasUsage != tt.has || c.Problem != tt.problem {
+				t.Fatalf("usage %+v (has %v), problem %q; want %+v (has %v), %q", c.Reply.Usage, c.Reply.HasUsage, c.Problem, tt.usage, tt.has, tt.problem)
+			}
+			_, rep, err := ReadMessage([]byte(`{` + tt.message + `}`))
+			if rep.Usage != tt.usage || rep.HasUsage != tt.has || (err == nil) != (tt.problem == "") {
+				t.Fatalf("ReadMessage: usage %+v (has %v), %v", rep.Usage, rep.HasUsage, err)
+			}
+		})
+	}
+}
+
 func TestEntryLineRoundTrip(t *testing.T) {
 	msg := []byte(`{"role":"user","content":[{"type":"text","text":"a <b> & \u00e9 ` + "\xff" + `"}],"future":{"x":1.50}}`)
 	e := Entry{ID: "a1b2c3d4", Timestamp: "2026-04-25T14:00:01.000Z", Provider: "anthropic", Model: "m", Message: msg}

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/panto-dev/panto/pkg/rawjson"
@@ -64,10 +63,7 @@ func (r *Reply) Stamp(line []byte) (provider, model []byte) {
 // usageKey returns the index in Usage's order of a usage counter's key,
 // or -1.
 func usageKey(k []byte) int {
-	if bytes.IndexByte(k, '\\') >= 0 {
-		k = []byte(rawjson.Str(append(append([]byte{'"'}, k...), '"')))
-	}
-	switch string(k) {
+	switch string(plainKey(k)) {
 	case "input":
 		return 0
 	case "output":
@@ -84,28 +80,33 @@ func usageKey(k []byte) int {
 	return -1
 }
 
-// parseUsage reads and checks a raw usage value.
-func parseUsage(raw []byte) (Usage, error) {
-	if raw[0] != '{' {
-		return Usage{}, fmt.Errorf("%w: \"usage\" must be an object", ErrInvalidMsg)
+// usageAt validates the usage value at b[i], nested depth deep, and reads
+// its counters, in one pass. It returns the index after the value (-1
+// when it is not valid JSON).
+func usageAt(b []byte, i, depth int) (int, Usage, error) {
+	if b[i] != '{' {
+		return skip(b, i, depth), Usage{}, fmt.Errorf("%w: \"usage\" must be an object", ErrInvalidMsg)
 	}
 	var vals [6]int64
 	bad := -1
-	rawjson.Members(raw, func(k, v []byte) bool {
-		if j := usageKey(k); j >= 0 {
-			n, ok := rawjson.Int(v)
+	end, ok := rawjson.Object(b, i, depth, func(k []byte, vs int) int {
+		ve := skip(b, vs, depth+1)
+		if j := usageKey(k); j >= 0 && ve >= 0 && bad < 0 {
+			n, ok := rawjson.Int(b[vs:ve])
 			if !ok {
 				bad = j
-				return false
 			}
 			vals[j] = n
 		}
-		return true
+		return ve
 	})
+	if !ok {
+		return -1, Usage{}, nil
+	}
 	if bad >= 0 {
 		name := [...]string{"input", "output", "cacheRead", "cacheWrite", "reasoning", "cacheWrite1h"}[bad]
-		return Usage{}, fmt.Errorf("%w: usage.%s must be a non-negative integer", ErrInvalidMsg, name)
+		return end, Usage{}, fmt.Errorf("%w: usage.%s must be a non-negative integer", ErrInvalidMsg, name)
 	}
 	u := Usage{vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]}
-	return u, u.Check()
+	return end, u, u.Check()
 }
