@@ -67,8 +67,8 @@ GLOBL escapes<>(SB), RODATA|NOPTR, $256
 // (< 0x20) or a '\\' that does not start a two-byte escape (\" \\ \/ \b
 // \f \n \r \t, which it steps over), or an index where fewer than sixteen
 // bytes are left: the caller goes on from there eight bytes and then one
-// byte at a time. With AVX2 it looks at 32 bytes a turn, then at a last
-// block of sixteen.
+// byte at a time. With AVX2 it looks at 64 bytes a turn, then at a block
+// of 32, then at a last block of sixteen.
 TEXT ·plainRun(SB), NOSPLIT, $0-32
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), CX
@@ -84,6 +84,112 @@ TEXT ·plainRun(SB), NOSPLIT, $0-32
 	VMOVDQU escLow<>(SB), Y10
 	VMOVDQU escHigh<>(SB), Y11
 	XORL R8, R8 // 1 when the first byte of the block is escaped
+
+// Blocks of 64 bytes, as two halves: the masks of a block are one 64-bit
+// word, so the work done on them (which is most of the work where text is
+// dense in escapes) is done once for 64 bytes, not twice for 32. What is
+// left goes to the loop of 32-byte blocks.
+avx64Loop:
+	CMPQ CX, $64
+	JB   avxLoop
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y12
+	VPCMPEQB Y1, Y0, Y4   // quotes, first half
+	VPCMPEQB Y2, Y0, Y5   // backslashes
+	VPMINUB Y3, Y0, Y6
+	VPCMPEQB Y0, Y6, Y6   // control bytes
+	VPCMPEQB Y1, Y12, Y13 // the same, second half
+	VPCMPEQB Y2, Y12, Y14
+	VPMINUB Y3, Y12, Y15
+	VPCMPEQB Y12, Y15, Y15
+	VPOR Y5, Y4, Y7
+	VPOR Y6, Y7, Y7
+	VPOR Y13, Y7, Y7
+	VPOR Y14, Y7, Y7
+	VPOR Y15, Y7, Y7
+	VPTEST Y7, Y7
+	JNZ  avx64Marked
+	TESTL R8, R8
+	JNZ  avx64Marked
+	ADDQ $64, SI
+	SUBQ $64, CX
+	JMP  avx64Loop
+
+avx64Marked:
+	VPMOVMSKB Y4, AX // quotes
+	VPMOVMSKB Y13, R9
+	SHLQ $32, R9
+	ORQ  R9, AX
+	VPMOVMSKB Y5, BX // backslashes
+	VPMOVMSKB Y14, R9
+	SHLQ $32, R9
+	ORQ  R9, BX
+	VPMOVMSKB Y6, DX // control bytes
+	VPMOVMSKB Y15, R9
+	SHLQ $32, R9
+	ORQ  R9, DX
+	MOVQ BX, R9
+	ORQ  R8, R9
+	JNZ  avx64Escapes
+	ORQ  DX, AX // a quote or a control byte: stop there
+	JMP  avx64StopAX
+
+// The escaped bytes, as simdjson finds them: a backslash that is not
+// itself escaped starts a run; subtracting the run's starts from the odd
+// bits carries through each run, and what the carry leaves tells the
+// escaped bytes, whatever the runs' lengths and parities.
+avx64Escapes:
+	MOVQ R8, R9
+	NOTQ R9
+	ANDQ BX, R9          // backslashes that may escape: not escaped themselves
+	MOVQ R9, R11
+	SHLQ $1, R11
+	MOVQ $0xaaaaaaaaaaaaaaaa, R12
+	ORQ  R12, R11
+	SUBQ R9, R11
+	XORQ R12, R11        // escapes, and the bytes that end their runs
+	MOVQ BX, R13
+	ORQ  R8, R13
+	XORQ R11, R13        // escaped bytes
+	ANDQ BX, R11
+	SHRQ $63, R11        // 1 when the last byte escapes the next block's first
+	VPAND Y9, Y0, Y4
+	VPSRLW $4, Y0, Y5
+	VPAND Y9, Y5, Y5
+	VPSHUFB Y4, Y10, Y4
+	VPSHUFB Y5, Y11, Y5
+	VPAND Y4, Y5, Y4
+	VPCMPEQB Y8, Y4, Y4
+	VPMOVMSKB Y4, R9     // bytes no two-byte escape ends with
+	VPAND Y9, Y12, Y6
+	VPSRLW $4, Y12, Y7
+	VPAND Y9, Y7, Y7
+	VPSHUFB Y6, Y10, Y6
+	VPSHUFB Y7, Y11, Y7
+	VPAND Y6, Y7, Y6
+	VPCMPEQB Y8, Y6, Y6
+	VPMOVMSKB Y6, R12
+	SHLQ $32, R12
+	ORQ  R12, R9
+	ANDQ R13, R9         // escaped bytes that make no two-byte escape
+	TESTQ $1, R9
+	JNZ  avxStopPrev     // its backslash ended the block before
+	SHRQ $1, R9          // stop at their backslash
+	NOTQ R13
+	ANDQ R13, AX         // unescaped quotes
+	ORQ  DX, AX
+	ORQ  R9, AX
+	JNZ  avx64StopAX
+	MOVQ R11, R8
+	ADDQ $64, SI
+	SUBQ $64, CX
+	JMP  avx64Loop
+
+avx64StopAX:
+	BSFQ AX, AX
+	VZEROUPPER
+	ADDQ AX, SI
+	JMP  plainDone
 
 // A block with no backslash (and no escape pending) stops at its first
 // quote or control byte. A block with backslashes finds which bytes are
