@@ -3,6 +3,7 @@ package rawjson
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,6 +84,18 @@ func FuzzValid(f *testing.F) {
 		if got, want := ValidUTF8(data), utf8.Valid(data); got != want {
 			t.Fatalf("ValidUTF8(%q) = %v, unicode/utf8 says %v", data, got, want)
 		}
+		if obj := bytes.TrimLeft(data, " \t\r\n"); valid && obj[0] == '{' && utf8.Valid(data) {
+			var want, got []string
+			gjson.ParseBytes(data).ForEach(func(k, _ gjson.Result) bool { want = append(want, k.Str); return true })
+			Object(data, len(data)-len(obj), 0, func(k []byte, vs int) int {
+				got = append(got, string(k))
+				end, _ := Value(data, vs, 1)
+				return end
+			})
+			if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+				t.Fatalf("Object(%q) gives the keys %q, gjson %q", data, got, want)
+			}
+		}
 		if str := bytes.Trim(data, " \t\r\n"); valid && str[0] == '"' && utf8.Valid(str) {
 			var want string
 			if err := json.Unmarshal(str, &want); err != nil {
@@ -93,6 +106,34 @@ func FuzzValid(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestObjectKeys: Object hands its callback each key unescaped, short or
+// long, and the bytes of the line itself when the key holds no escape.
+func TestObjectKeys(t *testing.T) {
+	for _, tt := range []struct{ obj, want string }{
+		{`{"type":1}`, "type"},
+		{`{"":1}`, ""},
+		{`{"a-key-longer-than-sixteen-bytes":1}`, "a-key-longer-than-sixteen-bytes"},
+		{`{"\u0074ype":1}`, "type"},
+		{`{"a \"quoted\" key longer than sixteen":1}`, `a "quoted" key longer than sixteen`},
+		{`{"caf\u00e9":1}`, "café"},
+		{`{"日本":1}`, "日本"},
+	} {
+		b := []byte(tt.obj)
+		var got []byte
+		end, ok := Object(b, 0, 0, func(k []byte, vs int) int {
+			got = k
+			end, _ := Value(b, vs, 1)
+			return end
+		})
+		if !ok || end != len(b) || string(got) != tt.want {
+			t.Errorf("Object(%s): key %q (end %d, %v), want %q", tt.obj, got, end, ok, tt.want)
+		}
+		if inLine := cap(b)-cap(got) == 2; inLine == strings.Contains(tt.obj, `\`) {
+			t.Errorf("Object(%s): key %q in the line's bytes: %v", tt.obj, got, inLine)
+		}
+	}
 }
 
 // TestRuns: plainRun (assembly on amd64, with AVX2 and without) passes only
@@ -220,5 +261,41 @@ func testValidEscapeRuns(t *testing.T) {
 				t.Fatalf("plainRun(%q) = %d passes byte %q at %d", body, got, c, i)
 			}
 		}
+	}
+}
+
+// BenchmarkValid: session lines whose texts are dense in escapes and
+// non-ASCII (as tools/gen -dense writes them), or plain.
+func BenchmarkValid(b *testing.B) {
+	for _, tt := range []struct {
+		name  string
+		words []string
+	}{
+		{"dense", []string{`say "quoted"`, `back\slash`, "a\tb", "line\nbreak", "é", "ü", "日本", `{"json":"in text"}`, `C:\path\to`, `""`, "tab\t\tend"}},
+		{"plain", []string{"the", "session", "log", "parse", "tool", "JSON", "fox"}},
+	} {
+		var lines [][]byte
+		size := 0
+		for i := range 200 {
+			var text strings.Builder
+			for j := 0; text.Len() < 500+20*i; j++ {
+				text.WriteString(tt.words[(i+j*7)%len(tt.words)])
+				text.WriteByte(' ')
+			}
+			t, _ := json.Marshal(text.String())
+			line := fmt.Appendf(nil, `{"type":"message","id":"%08x","parentId":"%08x","timestamp":"2026-11-01T09:00:01.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":%s,"signature":"c2ln"},{"type":"text","text":%s}],"provider":"anthropic","model":"claude-sonnet-4","stopReason":"stop","usage":{"input":3000,"output":200}}}`, i, i-1, t, t)
+			lines = append(lines, line)
+			size += len(line)
+		}
+		b.Run(tt.name, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				for _, l := range lines {
+					if !Valid(l) {
+						b.Fatalf("invalid: %s", l)
+					}
+				}
+			}
+		})
 	}
 }

@@ -118,7 +118,6 @@ func classifyObject(raw []byte, tools, checkUTF8 bool, text *[]byte) Line {
 		sink.refs = &l.Tools
 	}
 	end, ok := rawjson.Object(raw, i, 0, func(k []byte, vs int) int {
-		k = plainKey(k)
 		if msg == nil && raw[vs] == '{' && string(k) == "message" {
 			var end int
 			end, role, msgErr = checkMessageAt(raw, vs, 1, &sink, &reply)
@@ -258,7 +257,6 @@ func checkMessageAt(b []byte, i, depth int, sink *toolSink, rep *Reply) (end int
 	var usage Usage
 	var blockErr, usageErr error
 	end, ok := rawjson.Object(b, i, depth, func(k []byte, vs int) int {
-		k = plainKey(k)
 		if !content && string(k) == "content" {
 			content = true
 			if b[vs] != '[' {
@@ -341,17 +339,6 @@ func skip(b []byte, i, depth int) int {
 	return end
 }
 
-// plainKey returns a raw key unescaped: the key itself unless it holds an
-// escape (rare: "\u0074ype" is "type" too).
-func plainKey(k []byte) []byte {
-	for _, c := range k { // keys are short: a loop costs less than a call
-		if c == '\\' {
-			return []byte(rawjson.Str(append(append([]byte{'"'}, k...), '"')))
-		}
-	}
-	return k
-}
-
 // strOf is Str for the values every line repeats: the common ones cost no
 // allocation.
 func strOf(val []byte) string {
@@ -412,7 +399,6 @@ func checkBlockAt(b []byte, i, n, depth int, sink *toolSink) (int, error) {
 		if ve < 0 {
 			return -1
 		}
-		k = plainKey(k)
 		switch string(k) {
 		case "type":
 			if t == nil {

@@ -63,7 +63,7 @@ func (r *Reply) Stamp(line []byte) (provider, model []byte) {
 // usageKey returns the index in Usage's order of a usage counter's key,
 // or -1.
 func usageKey(k []byte) int {
-	switch string(plainKey(k)) {
+	switch string(k) {
 	case "input":
 		return 0
 	case "output":
