@@ -107,7 +107,8 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		r := rows[key]
 		if r == nil || g.By == "turn" {
 			r = newRow(key)
-			r.first = t
+			first := *t // t is valid only during the call
+			r.first = &first
 			if g.By != "turn" {
 				rows[key] = r
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	goio "io"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
@@ -22,12 +23,14 @@ type job struct {
 	in    goio.Reader
 	close func()
 	err   error // the input could not be opened
-	out   chan []item
+	out   chan *[]item
 }
 
 // item is a turn, or a warning in its place, or the end of an input.
+// Turns travel by value in batches that are used again: a large input
+// makes no garbage per turn.
 type item struct {
-	t    *turn
+	t    turn
 	warn string
 	end  *ended
 }
@@ -39,6 +42,10 @@ type ended struct {
 
 // batch is how many items a worker hands on at once.
 const batch = 256
+
+// batches holds the batches of items read: a worker fills one, the
+// counter puts it back.
+var batches = sync.Pool{New: func() any { b := make([]item, 0, batch); return &b }}
 
 // inputs reads the arguments in order: stdin, and the sessions of the
 // store each argument names (for files: a file, or every session file below
@@ -72,7 +79,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 		read := map[fileID]bool{}
 		n := 0
 		send := func(j *job) bool {
-			j.input, j.out = n, make(chan []item, 4)
+			j.input, j.out = n, make(chan *[]item, 4)
 			n++
 			select {
 			case ordered <- j:
@@ -150,8 +157,10 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 			return j.err
 		}
 		copies := 0
-		for items := range j.out {
-			for _, it := range items {
+		for b := range j.out {
+			items := *b
+			for i := range items {
+				it := &items[i]
 				switch {
 				case it.warn != "":
 					warn("%s", it.warn)
@@ -165,7 +174,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 						return readError(label, it.end.err)
 					}
 				default:
-					t := it.t
+					t := &it.t
 					if t.response != "" && c.add("", "response "+t.response, j.input) >= 0 {
 						if !t.foreign {
 							copies++
@@ -192,6 +201,9 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 					}
 				}
 			}
+			clear(items) // keep no strings of this input alive
+			*b = items[:0]
+			batches.Put(b)
 		}
 		if copies > 0 {
 			warn("%s: %d replies already counted from another input: not counted twice", j.label, copies)
@@ -224,11 +236,14 @@ func openError(err error) error {
 func (j *job) run(needTime bool, quit <-chan struct{}) {
 	defer close(j.out)
 	defer j.close()
-	var items []item
+	b := batches.Get().(*[]item)
+	items := *b
 	flush := func() bool {
+		*b = items
 		select {
-		case j.out <- items:
-			items = make([]item, 0, batch)
+		case j.out <- b:
+			b = batches.Get().(*[]item)
+			items = *b
 			return true
 		case <-quit:
 			return false
@@ -242,7 +257,7 @@ func (j *job) run(needTime bool, quit <-chan struct{}) {
 		r.session = id
 	}
 	e.err = r.read(j.in, func(t *turn) error {
-		items = append(items, item{t: t})
+		items = append(items, item{t: *t})
 		if len(items) >= batch && !flush() {
 			return stopped
 		}

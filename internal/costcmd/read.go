@@ -95,12 +95,14 @@ type reader struct {
 	warn     func(format string, args ...any)
 	needTime bool              // the report uses timestamps: parse them (else skip the cost)
 	names    map[string]string // provider and model names, interned
+	cur      turn              // the turn being emitted: emit copies what it keeps
 }
 
 // read reads a log: another agent's through package agents, else session
 // lines, entry lines or message lines through the one scanner and
 // validator of the format, up to the first corrupt line (SPEC §5). A reply
-// that is an invalid entry counts with an unknown cost.
+// that is an invalid entry counts with an unknown cost. The turn emit is
+// given is valid only during the call.
 func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 	var f agents.Format
 	var err error
@@ -151,7 +153,8 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 			if e.Reply == nil || agents.Unbilled(e.Model) {
 				return nil
 			}
-			t := &turn{session: r.session, project: r.project, agent: r.agent, entry: "line " + strconv.Itoa(e.Line), hasUsage: e.Reply.HasUsage,
+			t := &r.cur
+			*t = turn{session: r.session, project: r.project, agent: r.agent, entry: "line " + strconv.Itoa(e.Line), hasUsage: e.Reply.HasUsage,
 				response: e.Reply.Key, line: e.Line, foreign: true,
 				key: pricing.Key{Provider: r.intern(e.Provider), Model: r.intern(e.Model)}, usage: usageOf(e.Reply.Usage)}
 			if r.needTime {
@@ -301,8 +304,9 @@ var synthetic = []byte(`"` + agents.Synthetic + `"`)
 
 func (r *reader) turn(raw []byte, rep *session.Reply) *turn {
 	provider, model := rep.Stamp(raw)
-	return &turn{session: r.session, project: r.project, agent: r.agent, hasUsage: rep.HasUsage,
+	r.cur = turn{session: r.session, project: r.project, agent: r.agent, hasUsage: rep.HasUsage,
 		key: pricing.Key{Provider: r.name(provider), Model: r.name(model)}, usage: usageOf(rep.Usage)}
+	return &r.cur
 }
 
 // name returns the string a raw JSON value holds, one copy per name.
