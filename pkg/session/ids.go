@@ -58,21 +58,34 @@ func IsUUID(s string) bool {
 }
 
 // HexID reads an entry id of 8 lowercase hex characters as a number, the
-// compact form id sets keep.
+// compact form id sets keep. It looks each character up in a table: ids
+// are random, so a branch between digits and letters would be mispredicted
+// on every other line.
 func HexID(id string) (uint32, bool) {
 	if len(id) != 8 {
 		return 0, false
 	}
 	var v uint32
+	var all byte // the values or'ed: more than 15 when a character is not hex
 	for i := range 8 {
-		switch c := id[i]; {
-		case c >= '0' && c <= '9':
-			v = v<<4 | uint32(c-'0')
-		case c >= 'a' && c <= 'f':
-			v = v<<4 | uint32(c-'a'+10)
-		default:
-			return 0, false
-		}
+		d := hexValues[id[i]]
+		all |= d
+		v = v<<4 | uint32(d)
+	}
+	if all > 15 {
+		return 0, false
 	}
 	return v, true
 }
+
+// hexValues maps '0'-'9' and 'a'-'f' to their values, every other byte
+// to 0xff.
+var hexValues = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	return t
+}()
