@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// Sixteen bytes a turn with SSE2, which every amd64 processor has, or 32
+// Sixteen bytes a turn with SSE2, which every amd64 processor has, or 64
 // with AVX2 where the processor has it (haveAVX2).
 
 DATA quotes<>+0(SB)/8, $0x2222222222222222
@@ -67,8 +67,8 @@ GLOBL escapes<>(SB), RODATA|NOPTR, $256
 // (< 0x20) or a '\\' that does not start a two-byte escape (\" \\ \/ \b
 // \f \n \r \t, which it steps over), or an index where fewer than sixteen
 // bytes are left: the caller goes on from there eight bytes and then one
-// byte at a time. With AVX2 it looks at 64 bytes a turn, then at a block
-// of 32, then at a last block of sixteen.
+// byte at a time. With AVX2 it looks at 64 bytes a turn, then at blocks
+// of sixteen.
 TEXT ·plainRun(SB), NOSPLIT, $0-32
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), CX
@@ -87,11 +87,16 @@ TEXT ·plainRun(SB), NOSPLIT, $0-32
 
 // Blocks of 64 bytes, as two halves: the masks of a block are one 64-bit
 // word, so the work done on them (which is most of the work where text is
-// dense in escapes) is done once for 64 bytes, not twice for 32. What is
-// left goes to the loop of 32-byte blocks.
-avx64Loop:
+// dense in escapes) is done once for 64 bytes. A block with no backslash
+// (and no escape pending) stops at its first quote or control byte. A
+// block with backslashes finds which bytes are escaped in a few
+// instructions, however many escapes it holds, and stops at the first
+// unescaped quote, control byte, or backslash whose escape is not a
+// two-byte one (\u, or invalid: the caller looks at it). What is left,
+// less than a block, goes to the SSE2 loop.
+avxLoop:
 	CMPQ CX, $64
-	JB   avxLoop
+	JB   avxDone
 	VMOVDQU (SI), Y0
 	VMOVDQU 32(SI), Y12
 	VPCMPEQB Y1, Y0, Y4   // quotes, first half
@@ -108,14 +113,14 @@ avx64Loop:
 	VPOR Y14, Y7, Y7
 	VPOR Y15, Y7, Y7
 	VPTEST Y7, Y7
-	JNZ  avx64Marked
+	JNZ  avxMarked
 	TESTL R8, R8
-	JNZ  avx64Marked
+	JNZ  avxMarked
 	ADDQ $64, SI
 	SUBQ $64, CX
-	JMP  avx64Loop
+	JMP  avxLoop
 
-avx64Marked:
+avxMarked:
 	VPMOVMSKB Y4, AX // quotes
 	VPMOVMSKB Y13, R9
 	SHLQ $32, R9
@@ -130,15 +135,15 @@ avx64Marked:
 	ORQ  R9, DX
 	MOVQ BX, R9
 	ORQ  R8, R9
-	JNZ  avx64Escapes
+	JNZ  avxEscapes
 	ORQ  DX, AX // a quote or a control byte: stop there
-	JMP  avx64StopAX
+	JMP  avxStopAX
 
 // The escaped bytes, as simdjson finds them: a backslash that is not
 // itself escaped starts a run; subtracting the run's starts from the odd
 // bits carries through each run, and what the carry leaves tells the
 // escaped bytes, whatever the runs' lengths and parities.
-avx64Escapes:
+avxEscapes:
 	MOVQ R8, R9
 	NOTQ R9
 	ANDQ BX, R9          // backslashes that may escape: not escaped themselves
@@ -179,91 +184,14 @@ avx64Escapes:
 	ANDQ R13, AX         // unescaped quotes
 	ORQ  DX, AX
 	ORQ  R9, AX
-	JNZ  avx64StopAX
+	JNZ  avxStopAX
 	MOVQ R11, R8
 	ADDQ $64, SI
 	SUBQ $64, CX
-	JMP  avx64Loop
-
-avx64StopAX:
-	BSFQ AX, AX
-	VZEROUPPER
-	ADDQ AX, SI
-	JMP  plainDone
-
-// A block with no backslash (and no escape pending) stops at its first
-// quote or control byte. A block with backslashes finds which bytes are
-// escaped in a few instructions, however many escapes it holds (the odd
-// and even runs of backslashes, as simdjson does), and stops at the first
-// unescaped quote, control byte, or backslash whose escape is not a
-// two-byte one (\u, or invalid: the caller looks at it).
-avxLoop:
-	CMPQ CX, $32
-	JB   avxDone
-	VMOVDQU (SI), Y0
-	VPCMPEQB Y1, Y0, Y4
-	VPCMPEQB Y2, Y0, Y5
-	VPMINUB Y3, Y0, Y6
-	VPCMPEQB Y0, Y6, Y6
-	VPOR Y5, Y4, Y7
-	VPOR Y6, Y7, Y7
-	VPMOVMSKB Y7, AX
-	ORL  R8, AX
-	JNZ  avxMarked
-	ADDQ $32, SI
-	SUBQ $32, CX
-	JMP  avxLoop
-
-avxMarked:
-	VPMOVMSKB Y4, AX // quotes
-	VPMOVMSKB Y5, BX // backslashes
-	VPMOVMSKB Y6, DX // control bytes
-	MOVL BX, R9
-	ORL  R8, R9
-	JNZ  avxEscapes
-	ORL  DX, AX // a quote or a control byte: stop there
-	JMP  avxStopAX
-
-avxEscapes:
-	MOVL R8, R9
-	NOTL R9
-	ANDL R9, BX         // an escaped first byte starts no run
-	MOVL BX, R11
-	SHLL $1, R11
-	ORL  R8, R11        // follows: bytes after a backslash
-	MOVL R11, R12
-	NOTL R12
-	ANDL BX, R12
-	ANDL $0xaaaaaaaa, R12 // runs that start on odd bits
-	ADDL BX, R12        // carries through each run; out of the block: an escape pending
-	SETCS R13
-	SHLL $1, R12
-	XORL $0x55555555, R12
-	ANDL R11, R12       // escaped bytes
-	VPAND Y9, Y0, Y4
-	VPSRLW $4, Y0, Y5
-	VPAND Y9, Y5, Y5
-	VPSHUFB Y4, Y10, Y4
-	VPSHUFB Y5, Y11, Y5
-	VPAND Y4, Y5, Y4
-	VPCMPEQB Y8, Y4, Y4
-	VPMOVMSKB Y4, R9    // bytes no two-byte escape ends with
-	ANDL R12, R9        // escaped bytes that make no two-byte escape
-	TESTL $1, R9
-	JNZ  avxStopPrev    // its backslash ended the block before
-	SHRL $1, R9         // stop at their backslash
-	NOTL R12
-	ANDL R12, AX        // unescaped quotes
-	ORL  DX, AX
-	ORL  R9, AX
-	JNZ  avxStopAX
-	MOVBLZX R13, R8
-	ADDQ $32, SI
-	SUBQ $32, CX
 	JMP  avxLoop
 
 avxStopAX:
-	BSFL AX, AX
+	BSFQ AX, AX
 	VZEROUPPER
 	ADDQ AX, SI
 	JMP  plainDone
