@@ -142,22 +142,27 @@ func TestFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(t, b, c.f)
-		rs, err := replies(t, b, Unknown, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sum session.Usage
-		for _, r := range rs {
-			sum.Input += r.Usage.Input
-			sum.Output += r.Usage.Output
-			sum.CacheRead += r.Usage.CacheRead
-			sum.CacheWrite += r.Usage.CacheWrite
-			sum.CacheWrite1h += r.Usage.CacheWrite1h
-			sum.Reasoning += r.Usage.Reasoning
-		}
-		if len(rs) != c.replies || sum != c.usage {
-			t.Errorf("%s: %d replies, usage %+v; want %d, %+v", c.file, len(rs), sum, c.replies, c.usage)
+		// The same log with its keys written with escapes, as JSON allows
+		// ("\u0074ype" is "type"): the same replies, not none.
+		escaped := strings.NewReplacer(`"type":`, `"\u0074ype":`, `"usage":`, `"\u0075sage":`, `"message":`, `"\u006dessage":`).Replace(string(b))
+		for i, b := range [][]byte{b, []byte(escaped)} {
+			check(t, b, c.f)
+			rs, err := replies(t, b, Unknown, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum session.Usage
+			for _, r := range rs {
+				sum.Input += r.Usage.Input
+				sum.Output += r.Usage.Output
+				sum.CacheRead += r.Usage.CacheRead
+				sum.CacheWrite += r.Usage.CacheWrite
+				sum.CacheWrite1h += r.Usage.CacheWrite1h
+				sum.Reasoning += r.Usage.Reasoning
+			}
+			if len(rs) != c.replies || sum != c.usage {
+				t.Errorf("%s (escaped keys: %v): %d replies, usage %+v; want %d, %+v", c.file, i == 1, len(rs), sum, c.replies, c.usage)
+			}
 		}
 	}
 }
