@@ -48,10 +48,11 @@ func Value(b []byte, i, depth int) (int, bool) {
 
 // Object validates the object at b[i] == '{', nested depth deep. For each
 // member it calls fn, when not nil, with the key (unescaped: the bytes of
-// b, unless the key holds an escape) and the index where the value starts; fn validates the value
-// itself (Value does, one level deeper; b[vs] exists) and returns the
-// index after it, or -1 when it is not valid. Without fn, Value validates every member. So a
-// caller walks what it needs and validates all, in one pass over the bytes.
+// b, unless the key holds an escape) and the index where the value
+// starts; fn validates the value itself (Value does, one level deeper;
+// b[vs] exists) and returns the index after it, or -1 when it is not
+// valid. Without fn, Value validates every member. So a caller walks what
+// it needs and validates all, in one pass over the bytes.
 func Object(b []byte, i, depth int, fn func(key []byte, vs int) int) (int, bool) {
 	if depth >= maxDepth {
 		return i, false
@@ -70,7 +71,7 @@ func Object(b []byte, i, depth int, fn func(key []byte, vs int) int) (int, bool)
 			key, i = b[i+1:e-1], e
 		} else {
 			ks := i
-			if i, ok = str(b, i); !ok {
+			if i, ok = strLong(b, i); !ok {
 				return i, false
 			}
 			if key = b[ks+1 : i-1]; fn != nil && bytes.IndexByte(key, '\\') >= 0 {
@@ -229,6 +230,11 @@ func str(b []byte, i int) (int, bool) {
 	if e := plainShort(b, i); e >= 0 {
 		return e, true
 	}
+	return strLong(b, i)
+}
+
+// strLong is str for a string that plainShort does not end.
+func strLong(b []byte, i int) (int, bool) {
 	i++
 	for {
 		i += plainRun(b[i:])
