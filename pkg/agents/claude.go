@@ -10,7 +10,9 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/panto-dev/panto/pkg/provider"
 	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
 
@@ -275,7 +277,7 @@ func (c *converter) claude() error {
 		return err
 	}
 	for _, r := range order {
-		r.reply = claudeReply(r.stop, gjson.Parse(r.usage))
+		r.reply = claudeReply(r.stop, []byte(r.usage))
 		r.reply.Key = r.key
 	}
 	c.stats.add("replies", len(order))
@@ -291,42 +293,16 @@ func (c *converter) claude() error {
 	return c.claudeEntries(resps, order, firstModel)
 }
 
-// claudeReply reads a message's stop reason and usage.
-func claudeReply(stop string, u gjson.Result) Reply {
+// claudeReply reads a message's stop reason and usage, by the one reader
+// of Anthropic's wire format (package provider), as panto-turn does.
+func claudeReply(stop string, usage []byte) Reply {
 	var r Reply
-	switch stop {
-	case "end_turn", "stop_sequence", "pause_turn", "refusal":
-		r.StopReason = "stop"
-	case "tool_use":
-		r.StopReason = "toolUse"
-	case "max_tokens", "model_context_window_exceeded":
-		r.StopReason = "length"
-	}
-	if !u.IsObject() {
+	r.StopReason, _ = provider.AnthropicStop(stop) // an unknown reason is ""
+	var u provider.Usage
+	if !provider.AnthropicUsage(usage, &u) {
 		return r
 	}
-	r.HasUsage = true
-	var w5, w1 int64
-	u.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "input_tokens":
-			r.Usage.Input = v.Int()
-		case "output_tokens":
-			r.Usage.Output = v.Int()
-		case "cache_read_input_tokens":
-			r.Usage.CacheRead = v.Int()
-		case "cache_creation_input_tokens":
-			r.Usage.CacheWrite = v.Int()
-		case "cache_creation":
-			w5 = v.Get("ephemeral_5m_input_tokens").Int()
-			w1 = v.Get("ephemeral_1h_input_tokens").Int()
-		}
-		return true
-	})
-	if r.Usage.CacheWrite < w5+w1 {
-		r.Usage.CacheWrite = w5 + w1 // the split says more than the total
-	}
-	r.Usage.CacheWrite1h = w1
+	r.HasUsage, r.Usage = true, session.Usage(u)
 	if r.Usage.Check() != nil {
 		r.HasUsage = false // negative counts: unknown, not zero
 	}

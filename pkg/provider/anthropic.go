@@ -184,13 +184,6 @@ func anthropicTurn(ctx context.Context, cfg Config, conv []Message) (*Reply, err
 	return readAnthropic(resp.Body, cfg)
 }
 
-// anthropicStops maps Anthropic's stop_reason to panto's.
-var anthropicStops = map[string]string{
-	"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop",
-	"max_tokens": "length", "model_context_window_exceeded": "length",
-	"tool_use": "toolUse", "refusal": "error",
-}
-
 // readAnthropic assembles a reply from an Anthropic Messages stream.
 func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 	rep := &Reply{Provider: cfg.Provider, Model: cfg.Model}
@@ -200,21 +193,9 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 	var usage Usage
 	hasUsage, started, stopped := false, false, false
 	overlay := func(u gjson.Result) {
-		if !u.IsObject() {
-			return
+		if u.IsObject() {
+			hasUsage = AnthropicUsage([]byte(u.Raw), &usage) || hasUsage
 		}
-		hasUsage = true
-		set := func(dst *int64, path string) {
-			if v := u.Get(path); v.Type == gjson.Number {
-				*dst = v.Int()
-			}
-		}
-		set(&usage.Input, "input_tokens")
-		set(&usage.Output, "output_tokens")
-		set(&usage.CacheRead, "cache_read_input_tokens")
-		set(&usage.CacheWrite, "cache_creation_input_tokens")
-		set(&usage.CacheWrite1h, "cache_creation.ephemeral_1h_input_tokens")
-		set(&usage.Reasoning, "output_tokens_details.thinking_tokens")
 	}
 	fail := func(err error) (*Reply, error) { return rep.broken(cfg.Partial && started, texts, inputs, err) }
 	sse := NewSSEReader(r)
@@ -226,11 +207,15 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 		if err != nil {
 			return fail(&StreamError{Provider: cfg.Provider, Message: "reading the stream: " + err.Error()})
 		}
-		if ev.Name == "content_block_delta" && rawjson.Valid(ev.Data) {
+		// Every event is validated once, here: what follows reads valid
+		// JSON only (an event without data is known by its name alone), and
+		// a truncated event is the stream's error, never a part of the reply.
+		if len(ev.Data) > 0 && !rawjson.Valid(ev.Data) {
+			return fail(&StreamError{Provider: cfg.Provider, Message: fmt.Sprintf("a %s event is not valid JSON", eventLabel(ev.Name))})
+		}
+		if ev.Name == "content_block_delta" {
 			// The hot path, thousands of times a turn: walk, do not parse.
-			if err := deltaEvent(ev.Data, rep, byIndex, texts, inputs, cfg.OnDelta); err != nil {
-				return fail(&StreamError{Provider: cfg.Provider, Message: err.Error()})
-			}
+			deltaEvent(ev.Data, byIndex, rep, texts, inputs, cfg.OnDelta)
 			continue
 		}
 		d := gjson.ParseBytes(ev.Data)
@@ -265,27 +250,8 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 			rep.Blocks = append(rep.Blocks, b)
 			inputs = append(inputs, nil)
 			texts = append(texts, []byte(b.Text))
-		case "content_block_delta":
-			i, ok := byIndex[d.Get("index").Int()]
-			if !ok {
-				continue
-			}
-			b := &rep.Blocks[i]
-			delta := d.Get("delta")
-			switch delta.Get("type").Str {
-			case "text_delta":
-				t := delta.Get("text").Str
-				texts[i] = append(texts[i], t...)
-				cfg.OnDelta("text", t)
-			case "thinking_delta":
-				t := delta.Get("thinking").Str
-				texts[i] = append(texts[i], t...)
-				cfg.OnDelta("thinking", t)
-			case "signature_delta":
-				b.Signature += delta.Get("signature").Str
-			case "input_json_delta":
-				inputs[i] = append(inputs[i], delta.Get("partial_json").Str...)
-			}
+		case "content_block_delta": // an event named otherwise, typed so in its data
+			deltaEvent(ev.Data, byIndex, rep, texts, inputs, cfg.OnDelta)
 		case "content_block_stop":
 			if i, ok := byIndex[d.Get("index").Int()]; ok && rep.Blocks[i].Type == "toolUse" {
 				if err := rep.setInput(i, inputs[i]); err != nil {
@@ -294,7 +260,7 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 			}
 		case "message_delta":
 			if sr := d.Get("delta.stop_reason"); sr.Type == gjson.String {
-				stop, ok := anthropicStops[sr.Str]
+				stop, ok := AnthropicStop(sr.Str)
 				if !ok {
 					stop = "stop"
 				}
@@ -324,8 +290,9 @@ func readAnthropic(r io.Reader, cfg Config) (*Reply, error) {
 	return rep, nil
 }
 
-// deltaEvent applies one content_block_delta event (valid JSON) to the reply.
-func deltaEvent(data []byte, rep *Reply, byIndex map[int64]int, texts [][]byte, inputs [][]byte, onDelta func(string, string)) error {
+// deltaEvent applies one content_block_delta event (valid JSON) to the
+// reply: the one implementation of a delta, whatever the event's name.
+func deltaEvent(data []byte, byIndex map[int64]int, rep *Reply, texts [][]byte, inputs [][]byte, onDelta func(string, string)) {
 	var index, delta []byte
 	rawjson.Members(data, func(k, v []byte) bool {
 		switch {
@@ -339,7 +306,7 @@ func deltaEvent(data []byte, rep *Reply, byIndex map[int64]int, texts [][]byte, 
 	n, _ := rawjson.Int(index)
 	i, ok := byIndex[n]
 	if !ok || len(delta) == 0 || delta[0] != '{' {
-		return nil
+		return
 	}
 	var typ, text, thinking, sig, partial []byte
 	rawjson.Members(delta, func(k, v []byte) bool {
@@ -371,7 +338,15 @@ func deltaEvent(data []byte, rep *Reply, byIndex map[int64]int, texts [][]byte, 
 	case "input_json_delta":
 		inputs[i] = append(inputs[i], rawjson.Str(partial)...)
 	}
-	return nil
+}
+
+// eventLabel names an event for an error: its name, or "data" for one
+// without.
+func eventLabel(name string) string {
+	if name == "" {
+		return "data"
+	}
+	return name
 }
 
 // setInput sets a toolUse block's input from its streamed JSON text: empty

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/tidwall/gjson"
 )
 
@@ -158,6 +159,9 @@ func readOpenAI(r io.Reader, cfg Config) (*Reply, error) {
 		}
 		if len(ev.Data) == 0 {
 			continue
+		}
+		if !rawjson.Valid(ev.Data) { // validated once: a truncated chunk is no part of the reply
+			return fail(&StreamError{Provider: cfg.Provider, Message: "a stream chunk is not valid JSON"})
 		}
 		d := gjson.ParseBytes(ev.Data)
 		if e := d.Get("error"); e.Exists() || d.Get("object").Str == "error" {

@@ -50,9 +50,17 @@ func TestRecordedStreams(t *testing.T) {
 		{"anthropic_error_midstream.sse", Anthropic, false, "anthropic: stream error overloaded_error: Overloaded"},
 		{"anthropic_error_midstream.sse", Anthropic, true, `{"role":"assistant","content":[{"type":"text","text":"partial"}],"provider":"anthropic","model":"claude-x","stopReason":"error"}`},
 		{"anthropic_no_stop.sse", Anthropic, false, "anthropic: the stream ended before message_stop"},
+		// Every event is validated once: a truncated delta, or a truncated
+		// message_stop, ends the turn in an error; it is no part of a reply.
+		{"anthropic_truncated_delta.sse", Anthropic, false, "anthropic: a content_block_delta event is not valid JSON"},
+		{"anthropic_truncated_delta.sse", Anthropic, true, `{"role":"assistant","content":[{"type":"text","text":"Hello"}],"provider":"anthropic","model":"claude-sonnet-4-5-20250929","stopReason":"error"}`},
+		{"anthropic_truncated_stop.sse", Anthropic, false, "anthropic: a message_stop event is not valid JSON"},
+		// One stop-reason table for the wire, shared with the Claude Code reader.
+		{"anthropic_refusal.sse", Anthropic, false, `{"role":"assistant","content":[{"type":"text","text":"Hello! How can I help?"}],"provider":"anthropic","model":"claude-sonnet-4-5-20250929","stopReason":"error","usage":{"input":12,"output":12,"cacheRead":2048}}`},
 		{"openai_text.sse", OpenAI, false, `{"role":"assistant","content":[{"type":"text","text":"Hello! How can I help?"}],"provider":"openai","model":"gpt-4o-2024-08-06","stopReason":"stop","usage":{"input":176,"output":9,"cacheRead":1024}}`},
 		{"openai_no_done.sse", OpenAI, false, `{"role":"assistant","content":[{"type":"text","text":"Hello! How can I help?"}],"provider":"openai","model":"gpt-4o-2024-08-06","stopReason":"stop","usage":{"input":176,"output":9,"cacheRead":1024}}`},
 		{"openai_truncated.sse", OpenAI, false, "openai: the stream ended before a finish reason"},
+		{"openai_truncated_chunk.sse", OpenAI, false, "openai: a stream chunk is not valid JSON"},
 		{"openai_tools.sse", OpenAI, false, `{"role":"assistant","content":[{"type":"toolUse","id":"call_AAA","name":"get_weather","input":"{\"location\": \"Paris\"}"},{"type":"toolUse","id":"call_BBB","name":"get_time","input":"{\"tz\":\"CET\"}"}],"provider":"openai","model":"gpt-4o-2024-08-06","stopReason":"toolUse","usage":{"input":80,"output":150,"reasoning":128}}`},
 		{"openai_ollama.sse", OpenAI, false, `{"role":"assistant","content":[{"type":"thinking","thinking":"Thinking."},{"type":"text","text":"Sure."},{"type":"toolUse","id":"call_x","name":"bash","input":"{\"command\":\"ls\"}"}],"provider":"openai","model":"qwen3","stopReason":"toolUse","usage":{"input":20,"output":9}}`},
 		{"openai_vllm_usage_every_chunk.sse", OpenAI, false, `{"role":"assistant","content":[{"type":"thinking","thinking":"hmm"},{"type":"text","text":"multi ok"}],"provider":"openai","model":"m","stopReason":"length","usage":{"input":6,"output":3,"cacheRead":4}}`},
