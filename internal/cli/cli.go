@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"syscall"
 	"unsafe"
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/tty"
 )
 
 // Version is printed by --version.
@@ -75,16 +75,22 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 	return ctx, 0, false
 }
 
-// Errorf prints "name: error: msg" as one line.
+// Errorf prints "name: error: msg" as one line, control characters
+// escaped (a message may quote a log, a row or a file name).
 func Errorf(w io.Writer, name, format string, args ...any) {
-	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " ")
-	fmt.Fprintf(w, "%s: error: %s\n", name, msg)
+	fmt.Fprintf(w, "%s: error: %s\n", name, tty.Line(fmt.Sprintf(format, args...)))
 }
 
-// Warnf prints "name: warning: msg" as one line.
+// Warnf prints "name: warning: msg" as one line, control characters
+// escaped.
 func Warnf(w io.Writer, name, format string, args ...any) {
-	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " ")
-	fmt.Fprintf(w, "%s: warning: %s\n", name, msg)
+	fmt.Fprintf(w, "%s: warning: %s\n", name, tty.Line(fmt.Sprintf(format, args...)))
+}
+
+// Notef prints "name: msg" as one line, control characters escaped: what
+// a command says it did, on stderr.
+func Notef(w io.Writer, name, format string, args ...any) {
+	fmt.Fprintf(w, "%s: %s\n", name, tty.Line(fmt.Sprintf(format, args...)))
 }
 
 // Fail reports err and returns its exit code. A broken pipe on stdout is no

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/panto-dev/panto/pkg/pricing"
+	"github.com/panto-dev/panto/pkg/tty"
 )
 
 // row is one line of a report: the sum over its turns.
@@ -196,7 +197,7 @@ func writeTable(w io.Writer, by string, rows []*row, total *row) error {
 			num(r.tokens.CacheWrite), num(r.tokens.CacheWrite1h), num(r.tokens.Reasoning), costCell(r.cost), b})
 	}
 	for _, r := range rows {
-		line(r.key, r, true)
+		line(tty.Line(r.key), r, true) // a model, project or session name from a log
 	}
 	line("TOTAL", total, false)
 	width := make([]int, len(cells[0]))
@@ -227,7 +228,7 @@ func writeTable(w io.Writer, by string, rows []*row, total *row) error {
 		fmt.Fprintln(bw)
 	}
 	if len(total.missing) > 0 {
-		fmt.Fprintf(bw, "* unknown: no price for %s (%s tokens unpriced); the cost shown is the known part\n", strings.Join(missingList(total.missing), ", "), num(total.cost.Unpriced))
+		fmt.Fprintf(bw, "* unknown: no price for %s (%s tokens unpriced); the cost shown is the known part\n", tty.Line(strings.Join(missingList(total.missing), ", ")), num(total.cost.Unpriced))
 	}
 	if total.noUsage > 0 {
 		fmt.Fprintf(bw, "* unknown: %d replies carry no usage\n", total.noUsage)

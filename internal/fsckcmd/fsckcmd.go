@@ -27,6 +27,7 @@ import (
 	"github.com/panto-dev/panto/pkg/fsck"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/store"
+	"github.com/panto-dev/panto/pkg/tty"
 )
 
 const name = "panto-fsck"
@@ -214,13 +215,13 @@ func (g *grammar) emit(io cli.IO, out *bufio.Writer, r *fsck.Report) error {
 	case r.Policy != "" && r.BytesAfter != r.BytesBefore:
 		head += fmt.Sprintf(" (policy %s would cut %d bytes, %d entries)", r.Policy, r.BytesBefore-r.BytesAfter, r.EntriesCut)
 	}
-	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, tty.Line(head)) // a path or a message may quote bytes of the file
 	for _, f := range r.Findings {
 		line := fmt.Sprintf("  line %d (byte %d): %s %s: %s", f.Line, f.Offset, f.Severity, f.ID, f.Message)
 		if f.Action != "" {
 			line += " [" + f.Action + "]"
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintln(w, tty.Line(line))
 	}
 	return nil
 }

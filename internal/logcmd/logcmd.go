@@ -29,6 +29,7 @@ import (
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
+	"github.com/panto-dev/panto/pkg/tty"
 )
 
 const name = "panto-log"
@@ -284,11 +285,11 @@ func (c *truncateCmd) run(ctx context.Context, st store.Store, io cli.IO) error 
 		return storeError(err, c.File)
 	}
 	if cut == nil {
-		fmt.Fprintf(io.Stderr, "%s: %s: nothing to cut\n", name, c.File)
+		cli.Notef(io.Stderr, name, "%s: nothing to cut", c.File)
 		return nil
 	}
-	fmt.Fprintf(io.Stderr, "%s: %s: cut %d bytes (%d complete entries) at byte %d, saved as %s\n",
-		name, c.File, cut.Bytes, cut.Entries, cut.From, cut.SavedAs)
+	cli.Notef(io.Stderr, name, "%s: cut %d bytes (%d complete entries) at byte %d, saved as %s",
+		c.File, cut.Bytes, cut.Entries, cut.From, cut.SavedAs)
 	return nil
 }
 
@@ -347,9 +348,12 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 		if len(id) > n {
 			id = id[:n]
 		}
-		cells = append(cells, id, fmtMinute.of(s.Created), fmtMinute.of(s.Modified), strconv.Itoa(s.Messages))
+		// What a row or a log says is escaped: a cwd that holds a
+		// terminal escape or a newline must neither reach the terminal
+		// raw nor forge a row.
+		cells = append(cells, tty.Line(id), fmtMinute.of(s.Created), fmtMinute.of(s.Modified), strconv.Itoa(s.Messages))
 		if c.All {
-			cells = append(cells, s.Cwd)
+			cells = append(cells, tty.Line(s.Cwd))
 		}
 		damage := ""
 		if s.Problem != "" {
@@ -553,7 +557,7 @@ func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
 			return nil
 		})
 	}
-	fmt.Fprintf(io.Stderr, "%s: pushed %d entries of %d sessions to %s (%d there already)\n", name, pushed, sessions, db.Where(), had)
+	cli.Notef(io.Stderr, name, "pushed %d entries of %d sessions to %s (%d there already)", pushed, sessions, db.Where(), had)
 	if failed > 0 {
 		return exitcode.Failuref("%d sessions not pushed (see above)", failed)
 	}
@@ -590,7 +594,7 @@ func (c *pullCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 	if err != nil {
 		return storeError(err, path)
 	}
-	fmt.Fprintf(io.Stderr, "%s: pulled %d bytes of session %s into %s\n", name, n, id, path)
+	cli.Notef(io.Stderr, name, "pulled %d bytes of session %s into %s", n, id, path)
 	_, err = fmt.Fprintln(out, path)
 	return err
 }

@@ -6,12 +6,16 @@ import (
 	"strings"
 
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/tty"
 	"github.com/tidwall/gjson"
 )
 
 // WriteMarkdown prints the path as a readable transcript: a heading per
 // message with its role (and, for replies, model, stop reason and usage),
 // text as is, thinking folded in <details>, tool calls and results fenced.
+// Every string of the log is shown with its control characters escaped
+// (package tty): a transcript goes to a terminal, where a reply's escape
+// sequence would set the title or write the clipboard.
 func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
 	for _, i := range path {
 		m, err := s.Message(i)
@@ -39,19 +43,19 @@ func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
 				head += " · " + usageText(u)
 			}
 		}
-		fmt.Fprintf(&b, "%s\n\n", head)
+		fmt.Fprintf(&b, "%s\n\n", tty.Line(head))
 		msg.Get("content").ForEach(func(_, c gjson.Result) bool {
 			switch c.Get("type").Str {
 			case "text":
-				fmt.Fprintf(&b, "%s\n\n", c.Get("text").Str)
+				fmt.Fprintf(&b, "%s\n\n", tty.Text(c.Get("text").Str))
 			case "thinking":
-				fmt.Fprintf(&b, "<details><summary>thinking</summary>\n\n%s\n\n</details>\n\n", c.Get("thinking").Str)
+				fmt.Fprintf(&b, "<details><summary>thinking</summary>\n\n%s\n\n</details>\n\n", tty.Text(c.Get("thinking").Str))
 			case "redactedThinking":
 				b.WriteString("*(redacted thinking)*\n\n")
 			case "toolUse":
-				fmt.Fprintf(&b, "**tool call** `%s` (%s)\n\n%s\n\n", c.Get("name").Str, c.Get("id").Str, fence(c.Get("input").Str, "json"))
+				fmt.Fprintf(&b, "**tool call** `%s` (%s)\n\n%s\n\n", tty.Line(c.Get("name").Str), tty.Line(c.Get("id").Str), fence(tty.Text(c.Get("input").Str), "json"))
 			case "toolResult":
-				fmt.Fprintf(&b, "**tool result** (%s)\n\n%s\n\n", c.Get("toolUseId").Str, fence(c.Get("content").Str, ""))
+				fmt.Fprintf(&b, "**tool result** (%s)\n\n%s\n\n", tty.Line(c.Get("toolUseId").Str), fence(tty.Text(c.Get("content").Str), ""))
 			}
 			return true
 		})

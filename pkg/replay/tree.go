@@ -8,6 +8,7 @@ import (
 
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/tty"
 	"github.com/tidwall/gjson"
 )
 
@@ -119,9 +120,10 @@ func (s *Session) treeLine(w io.Writer, line []byte, i int32, nkids int, current
 		}
 		summary = Summary(gjson.ParseBytes(m))
 	}
-	line = append(append(append(line, s.Log.ID(i)...), ' '), what...)
+	// The id, type and summary come from the log: escaped for the terminal.
+	line = append(append(append(line, tty.Line(s.Log.ID(i))...), ' '), tty.Line(what)...)
 	if summary != "" {
-		line = append(append(line, ' '), summary...)
+		line = append(append(line, ' '), tty.Line(summary)...)
 	}
 	sep := " ["
 	mark := func(m string) {
