@@ -18,3 +18,6 @@ func eachCPU(t *testing.T, f func(t *testing.T)) {
 
 // skipsEscapes: the assembly plainRun steps over two-byte escapes.
 const skipsEscapes = true
+
+// simdUTF8 says whether ValidUTF8 runs the AVX2 code now.
+func simdUTF8() bool { return haveAVX2 }

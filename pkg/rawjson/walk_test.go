@@ -190,38 +190,6 @@ func testRuns(t *testing.T) {
 	}
 }
 
-// TestValidUTF8: validUTF8 (AVX2 assembly on amd64, or unicode/utf8) agrees with
-// unicode/utf8 on every sequence of up to four bytes drawn from the edges
-// of the encoding, placed across a block boundary and at the very end.
-func TestValidUTF8(t *testing.T) { eachCPU(t, testValidUTF8) }
-
-func testValidUTF8(t *testing.T) {
-	edges := []byte{0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff}
-	var seq []byte
-	var try func(n int)
-	try = func(n int) {
-		// Where seq crosses the lanes of a block and the blocks, and ends
-		// in the tail.
-		for _, at := range []int{0, 13, 14, 15, 29, 30, 31, 45, 46, 47, 61, 62, 63, 64 - len(seq)} {
-			for _, lead := range []string{"a", "é"} {
-				b := append(bytes.Repeat([]byte(lead), 64)[:at], seq...)
-				if got, want := ValidUTF8(b), utf8.Valid(b); got != want {
-					t.Fatalf("ValidUTF8(% x) = %v, want %v", b, got, want)
-				}
-			}
-		}
-		if n == 4 {
-			return
-		}
-		for _, c := range edges {
-			seq = append(seq, c)
-			try(n + 1)
-			seq = seq[:len(seq)-1]
-		}
-	}
-	try(0)
-}
-
 // TestValidEscapeRuns: strings dense in backslashes, quotes and control
 // bytes, longer than a block, in every alignment: Valid agrees with
 // encoding/json, and plainRun never passes a byte that ends a run. The
