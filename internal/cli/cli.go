@@ -53,6 +53,7 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 		kong.Writers(io.Stdout, io.Stderr),
 		kong.Exit(func(c int) { panic(exited{c}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Embed(&completion{}),
 		vars)
 	if err != nil {
 		Errorf(io.Stderr, name, "%v", err)
@@ -68,11 +69,37 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 		}
 	}()
 	ctx, err = p.Parse(args)
+	if err == nil {
+		err = repeated(ctx)
+	}
 	if err != nil {
-		Errorf(io.Stderr, name, "%s: see %s --help", err, name)
+		help := name
+		if ctx != nil && ctx.Selected() != nil {
+			help += " " + ctx.Selected().Path()
+		} else if pe, ok := err.(*kong.ParseError); ok && pe.Context != nil && pe.Context.Selected() != nil {
+			help += " " + pe.Context.Selected().Path()
+		}
+		Errorf(io.Stderr, name, "%s: see %s --help", err, help)
 		return nil, exitcode.Usage, true
 	}
 	return ctx, 0, false
+}
+
+// repeated refuses a flag given twice that holds one value: kong would keep
+// the last silently (--by day --by model), and the first was meant too.
+func repeated(ctx *kong.Context) error {
+	seen := map[*kong.Flag]bool{}
+	for _, p := range ctx.Path {
+		f := p.Flag
+		if f == nil || p.Resolved || f.IsSlice() || f.IsMap() || f.IsCounter() {
+			continue
+		}
+		if seen[f] {
+			return fmt.Errorf("--%s is given more than once: give it once", f.Name)
+		}
+		seen[f] = true
+	}
+	return nil
 }
 
 // Errorf prints "name: error: msg" as one line, control characters
@@ -135,6 +162,15 @@ func IsTerminal(w any) bool {
 	var t syscall.Termios
 	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), getTermios, uintptr(unsafe.Pointer(&t)))
 	return e == 0
+}
+
+// StdinHint says on stderr, at once, that the command is about to read
+// what from a terminal, so that a user who typed the command alone does not
+// wait on a silent prompt. It says nothing when stdin is a pipe or a file.
+func StdinHint(io IO, name, what string) {
+	if IsTerminal(io.Stdin) {
+		fmt.Fprintf(io.Stderr, "%s: reading %s from the terminal: end with Ctrl-D, cancel with Ctrl-C (or give a file; see %s --help)\n", name, what, name)
+	}
 }
 
 // storeHelp is the help of every command's --store flag.

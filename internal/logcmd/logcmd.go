@@ -48,6 +48,12 @@ type grammar struct {
 	Push     pushCmd     `cmd:"" help:"Copy file sessions into a database: only the entries not there yet (idempotent; safe to kill and run again)."`
 	Pull     pullCmd     `cmd:"" help:"Copy a session from a database into a session file here, incrementally; print its path."`
 	Import   importCmd   `cmd:"" help:"Turn Claude Code, Codex or pi logs into panto sessions in the store, incrementally; print the name of each session written."`
+
+	Completion completionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish (the same as --completion SHELL)."`
+}
+
+type completionCmd struct {
+	Shell string `arg:"" enum:"bash,zsh,fish" help:"bash, zsh or fish."`
 }
 
 type exportCmd struct {
@@ -109,6 +115,9 @@ func Run(args []string, io cli.IO) int {
 		return code
 	}
 	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) {
+		if ctx.Command() == "completion <shell>" {
+			return 0, cli.Completion(out, ctx.Model, g.Completion.Shell)
+		}
 		st, err := stores.Open(g.Store, io)
 		if err != nil {
 			return 0, err
@@ -168,6 +177,7 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		msgs = append(msgs, store.Msg{Raw: session.TextMessage("user", c.User), Role: "user"})
 	}
 	if c.User == "" && len(c.ToolResult) == 0 || !cli.IsTerminal(io.Stdin) {
+		cli.StdinHint(io, name, "message lines")
 		in, err := readMessages(io.Stdin)
 		if err != nil {
 			return err
