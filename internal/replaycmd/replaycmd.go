@@ -92,7 +92,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		return 0, err
 	}
 	defer closeFn()
-	r, size, err = foreign(io, r, size, label)
+	r, size, left, err := foreign(io, r, size, label)
 	if err != nil {
 		return 0, err
 	}
@@ -101,6 +101,9 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		return 0, exitcode.Failuref("read %s: %v", label, err)
 	}
 	code := warn(io.Stderr, label, s.Log, size)
+	if left > 0 {
+		code = exitcode.Findings // the reader of another agent's log left lines out (SPEC §11)
+	}
 	leaf, err := s.Leaf(g.Leaf)
 	if err != nil {
 		return 0, exitcode.Usagef("%s: %v: see panto-replay --tree for the entries", label, err)
@@ -118,6 +121,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		if err != nil {
 			return 0, exitcode.New(exitcode.Failure, err)
 		}
+		in.CorruptLines += left
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
@@ -174,21 +178,24 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 }
 
 // foreign turns another agent's log into the panto session it becomes (in
-// a temporary file), so that it replays as one; a log in no known format
-// is an error.
-func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderAt, int64, error) {
+// a temporary file), so that it replays as one, and says how many of its
+// lines the reader left out; a log in no known format is an error.
+func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderAt, int64, int, error) {
 	f, err := agents.Sniff(r, size)
 	switch {
 	case err != nil:
-		return nil, 0, exitcode.Failuref("read %s: %v", label, err)
+		return nil, 0, 0, exitcode.Failuref("read %s: %v", label, err)
 	case f == agents.Panto:
-		return r, size, nil
+		return r, size, 0, nil
 	case f == agents.Unknown:
-		return nil, 0, exitcode.Findingsf("%s: %v", label, agents.ErrNotALog)
+		return nil, 0, 0, exitcode.Findingsf("%s: %v", label, agents.ErrNotALog)
 	}
 	tmp, n, st, err := agents.Convert(agents.Source{Path: label, R: r, Size: size}, f)
-	if err != nil {
-		return nil, 0, exitcode.Failuref("read %s: %v", label, err)
+	switch {
+	case errors.Is(err, agents.ErrNotALog):
+		return nil, 0, 0, exitcode.Findingsf("%s: %v", label, err)
+	case err != nil:
+		return nil, 0, 0, exitcode.Failuref("read %s: %v", label, err)
 	}
 	if k := len(st.Corrupt); k > 0 {
 		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): skipped, the rest read", label, k, st.Corrupt[0])
@@ -196,7 +203,11 @@ func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderA
 	if st.Torn > 0 {
 		cli.Warnf(io.Stderr, name, "%s: line %d: incomplete final line (a writer may be mid-append): not read", label, st.Torn)
 	}
-	return tmp, n, nil // the file goes with the process
+	left := len(st.Corrupt)
+	if st.Torn > 0 {
+		left++
+	}
+	return tmp, n, left, nil // the file goes with the process
 }
 
 // warn reports on stderr what the reader skipped, and returns 1 when a

@@ -69,7 +69,7 @@ func Detect(line []byte) Format {
 		return Unknown
 	}
 	var typ, id string
-	var version, payload, role, claudeID gjson.Result
+	var version, payload, role, claudeID, message gjson.Result
 	gjson.Parse(str(line)).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "type":
@@ -84,6 +84,8 @@ func Detect(line []byte) Format {
 			role = v
 		case "sessionId", "uuid":
 			claudeID = v
+		case "message":
+			message = v
 		}
 		return true
 	})
@@ -101,12 +103,22 @@ func Detect(line []byte) Format {
 		return Codex
 	case claudeTypes[typ] || claudeID.Exists():
 		return Claude
+	case typ == "" && message.IsObject() && message.Get("usage").Exists():
+		return Claude // the old shape: Claude Code before 1.0.9
 	case typ == "message" || typ == "" && role.Exists():
 		return Panto // an entry line, or a message line
-	case typ != "" && id != "":
+	case typ != "" && panto(id):
 		return Panto // an entry of a type this version does not know
 	}
 	return Unknown
+}
+
+// panto reports whether id is an entry id panto writes (SPEC §2: 8 hex
+// characters, else a UUIDv7); another tool's events with random ids (a
+// Copilot CLI events.jsonl) are no panto entries.
+func panto(id string) bool {
+	_, hex := session.HexID(id)
+	return hex || isV7(id)
 }
 
 // isV7 reports whether s is a UUID of version 7.
@@ -291,7 +303,7 @@ func Read(src Source, f Format, opt Options, header func(*Header) error, entry f
 			return f, st, ErrNotALog
 		}
 	}
-	c := &converter{src: src, opt: opt, stats: st, header: header, entry: entry, taken: map[string]bool{}}
+	c := &converter{src: src, opt: opt, stats: st, header: header, entry: entry, taken: map[string]bool{}, open: map[string]*calls{}}
 	defer func() {
 		if c.lines != nil {
 			c.lines.Reset(strings.NewReader(""), 0) // let the source go
@@ -357,7 +369,8 @@ type converter struct {
 	entry  func(*Entry) error
 	hdr    *Header // nil until written
 	taken  map[string]bool
-	last   string // the id of the last entry, the default parent
+	open   map[string]*calls // entry id → the tool calls open on the path to it
+	last   string            // the id of the last entry, the default parent
 	lastTS string
 	e      Entry // reused
 	buf    []byte
@@ -365,6 +378,8 @@ type converter struct {
 	// validates says the reader validates each line itself: line leaves
 	// it to it.
 	validates bool
+	pend      []piece // the objects of a line holding several, still to read
+	splitSeen int     // the last such line counted
 }
 
 // begin writes the header, once.
@@ -427,8 +442,98 @@ func (c *converter) emit(e *Entry) error {
 	if e.Timestamp == "" {
 		e.Timestamp = c.lastTS
 	}
+	if c.opt.Content {
+		if err := c.answer(e); err != nil {
+			return err
+		}
+	}
 	c.last, c.lastTS = e.ID, e.Timestamp
 	return c.entry(e)
+}
+
+// calls are the tool calls made on the path to an entry and not answered
+// on it yet, with the stamp of the reply that made them.
+type calls struct {
+	ids             []string
+	provider, model string
+}
+
+// Interrupted is the text of the result that answers, in a conversion, a
+// tool call the log never answered in a conversation that went on after it
+// (SPEC §11): the block is marked "synthetic":true.
+const Interrupted = "[no result recorded: the call was interrupted]"
+
+var (
+	toolUseBlock    = []byte(`"toolUse"`)
+	toolResultBlock = []byte(`"toolResult"`)
+)
+
+// answer keeps the tool calls open on the path to e and, when e goes on
+// from calls it does not answer (a new reply, a prompt), writes before it
+// an entry that answers them with Interrupted results and hangs e off it:
+// so a conversion is fsck-clean and can be sent to a provider.
+func (c *converter) answer(e *Entry) error {
+	open := c.open[e.ParentID]
+	if e.Role == "" { // a kept entry: the calls stay open past it
+		if open != nil {
+			c.open[e.ID] = open
+		}
+		return nil
+	}
+	if open != nil && e.Role == "user" && bytes.Contains(e.Body, toolResultBlock) {
+		answered := map[string]bool{}
+		gjson.GetBytes(e.Body, "content").ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").Str == "toolResult" {
+				answered[b.Get("toolUseId").Str] = true
+			}
+			return true
+		})
+		left := &calls{provider: open.provider, model: open.model}
+		for _, id := range open.ids {
+			if !answered[id] {
+				left.ids = append(left.ids, id)
+			}
+		}
+		if len(left.ids) > 0 {
+			c.open[e.ID] = left
+		}
+		return nil
+	}
+	if open != nil {
+		b := []byte(`{"role":"user","content":[`)
+		for i, id := range open.ids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"toolResult","toolUseId":`...)
+			b = rawjson.AppendString(b, id)
+			b = append(b, `,"content":`...)
+			b = rawjson.AppendString(b, Interrupted)
+			b = append(b, `,"synthetic":true}`...)
+		}
+		b = append(b, "]}"...)
+		syn := Entry{Line: e.Line, ID: c.id("interrupted\x00" + e.ParentID), ParentID: e.ParentID, Timestamp: e.Timestamp,
+			Role: "user", Provider: open.provider, Model: open.model, Body: b}
+		c.stats.add("interrupted tool calls answered", len(open.ids))
+		if err := c.entry(&syn); err != nil {
+			return err
+		}
+		e.ParentID = syn.ID
+	}
+	if e.Role == "assistant" && bytes.Contains(e.Body, toolUseBlock) {
+		var made calls
+		gjson.GetBytes(e.Body, "content").ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").Str == "toolUse" {
+				made.ids = append(made.ids, strings.Clone(b.Get("id").Str))
+			}
+			return true
+		})
+		if len(made.ids) > 0 {
+			made.provider, made.model = strings.Clone(e.Provider), strings.Clone(e.Model)
+			c.open[e.ID] = &made
+		}
+	}
+	return nil
 }
 
 // stamp returns ts as SPEC §2 writes times, or "" when it is not a time.
@@ -463,35 +568,91 @@ func (c *converter) newLines() *scan.Reader {
 		c.lines = readers.Get().(*scan.Reader)
 	}
 	c.lines.Reset(io.NewSectionReader(c.src.R, 0, c.src.Size), 0)
+	c.pend = c.pend[:0]
 	return c.lines
 }
 
 // readers keeps line readers, whose buffers are large, for the next file.
 var readers = sync.Pool{New: func() any { return scan.NewReader(io.MultiReader(), 0) }} // no Size: a full buffer
 
-// line reads the source's next line and sorts out what is not a JSON
-// object: blank lines are skipped, a corrupt line counted, an unterminated
-// last line counted as torn. It returns io.EOF at the end.
+// line reads the source's next JSON object and sorts out what is not one
+// (SPEC §11): blank lines are skipped; a line holding several objects
+// written without a newline between them gives them one by one; a final
+// line without "\n" is read when it is complete, else counted as torn; a
+// corrupt line is counted. It returns io.EOF at the end.
 func (c *converter) line(lr *scan.Reader) (n int, off int64, raw []byte, err error) {
 	for {
+		if len(c.pend) > 0 {
+			p := c.pend[0]
+			c.pend = c.pend[1:]
+			return p.n, p.off, p.raw, nil
+		}
 		raw, off, term, err := lr.Next()
 		if err != nil {
 			return 0, 0, nil, err
 		}
 		n = lr.LineNo()
-		if !term {
-			c.stats.Torn = n
-			return 0, 0, nil, io.EOF
-		}
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
+		if !term {
+			if isObject(raw) {
+				return n, off, raw, nil // the agent wrote it whole: a copy lost the "\n"
+			}
+			if !c.split(n, off, raw) {
+				c.stats.Torn = n
+				return 0, 0, nil, io.EOF
+			}
+			continue
+		}
 		if !c.validates && !isObject(raw) {
-			c.stats.Corrupt = append(c.stats.Corrupt, n)
+			c.bad(n, off, raw)
 			continue
 		}
 		return n, off, raw, nil
 	}
+}
+
+// piece is a JSON object of a line that holds several.
+type piece struct {
+	n   int
+	off int64
+	raw []byte
+}
+
+// bad takes a line that is not one JSON object: the objects it holds when
+// it is several written with no newline between them (real pi and Claude
+// Code files have such lines), else a corrupt line, counted.
+func (c *converter) bad(n int, off int64, raw []byte) {
+	if !c.split(n, off, raw) {
+		c.stats.Corrupt = append(c.stats.Corrupt, n)
+	}
+}
+
+// split queues the objects of raw for line to return, when raw is two or
+// more JSON objects and nothing else.
+func (c *converter) split(n int, off int64, raw []byte) bool {
+	var parts []piece
+	for i := rawjson.SkipWS(raw, 0); i < len(raw); i = rawjson.SkipWS(raw, i) {
+		if raw[i] != '{' {
+			return false
+		}
+		end, ok := rawjson.Value(raw, i, 0)
+		if !ok {
+			return false
+		}
+		parts = append(parts, piece{n, off + int64(i), bytes.Clone(raw[i:end])})
+		i = end
+	}
+	if len(parts) < 2 {
+		return false
+	}
+	c.pend = append(c.pend, parts...)
+	if n > c.splitSeen { // a reader's second pass does not count them again
+		c.splitSeen = n
+		c.stats.add("lines holding several objects, read as each", 1)
+	}
+	return true
 }
 
 // Sniff tells the format of the log r holds from its first line that is

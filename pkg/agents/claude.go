@@ -33,6 +33,12 @@ func Unbilled(model string) bool { return model == Synthetic }
 // assistant is in every line that holds a reply.
 var assistant = []byte(`"assistant"`)
 
+// usage is in every line of the old shape that holds a reply (no role).
+var usage = []byte(`"usage"`)
+
+// toolResult is in the content of a message that holds tool results.
+var toolResult = []byte(`"tool_result"`)
+
 // cline is what the readers use of a transcript line: views into the
 // line, valid while it is.
 type cline struct {
@@ -173,7 +179,8 @@ func (l *cline) readProgress(v []byte) {
 // response is one API response of a transcript, over all its copies.
 type response struct {
 	key      string
-	first    int // line number of its first copy
+	first    int   // line number of its first copy
+	off      int64 // and its offset
 	copies   []span
 	progress bool
 	stop     string // the last copy's stop reason and usage, raw
@@ -189,9 +196,13 @@ type span struct {
 	n   int
 }
 
-// reply reads the response a line is a copy of, or false.
+// isReply reports whether the line is a copy of a response: an assistant
+// message, a subagent's in a progress line, or a line of the old shape (no
+// "type", a message with usage: Claude Code before 1.0.9, whose role may
+// be absent).
 func (l *cline) isReply() bool {
-	return (l.typ == "assistant" && l.msg || l.progress) && l.role == "assistant"
+	return (l.typ == "assistant" && l.msg || l.progress) && l.role == "assistant" ||
+		l.typ == "" && l.msg && l.usage != nil && (l.role == "" || l.role == "assistant")
 }
 
 func (c *converter) claude() error {
@@ -211,19 +222,19 @@ func (c *converter) claude() error {
 			}
 			return err
 		}
-		if !c.opt.Content && h.Timestamp != "" && !bytes.Contains(raw, assistant) {
+		if !c.opt.Content && h.Timestamp != "" && !bytes.Contains(raw, assistant) && !bytes.Contains(raw, usage) {
 			if !isObject(raw) {
-				c.stats.Corrupt = append(c.stats.Corrupt, n)
+				c.bad(n, off, raw)
 			}
 			continue // no reply on this line, and the header is known
 		}
 		l, ok := readCline(raw)
 		if !ok {
-			c.stats.Corrupt = append(c.stats.Corrupt, n)
+			c.bad(n, off, raw)
 			continue
 		}
-		if h.Timestamp == "" && l.ts != "" {
-			h.Timestamp = l.ts
+		if h.Timestamp == "" && stamp(l.ts) != "" {
+			h.Timestamp = stamp(l.ts) // a copy: l's views go with the read buffer
 		}
 		if h.Origin.ID == "" && l.sessionID != "" {
 			h.Origin.ID = strings.Clone(l.sessionID)
@@ -243,7 +254,7 @@ func (c *converter) claude() error {
 		}
 		r := resps[key]
 		if r == nil || key == "" {
-			r = &response{key: strings.Clone(key), first: n, progress: l.progress, ts: stamp(l.ts)}
+			r = &response{key: strings.Clone(key), first: n, off: off, progress: l.progress, ts: stamp(l.ts)}
 			if key != "" {
 				resps[r.key] = r
 			}
@@ -267,7 +278,6 @@ func (c *converter) claude() error {
 	if c.src.Parent != "" && h.Origin.Parent == "" {
 		h.Origin.Parent = c.src.Parent
 	}
-	h.Timestamp = stamp(h.Timestamp)
 	if h.Timestamp == "" {
 		if len(c.stats.Corrupt) == 0 && len(order) == 0 {
 			return ErrNotALog
@@ -312,9 +322,9 @@ func claudeReply(stop string, usage []byte) Reply {
 // claudeEntries is the second pass: one entry per message, a response's
 // copies joined at its first.
 func (c *converter) claudeEntries(resps map[string]*response, order []*response, model string) error {
-	byLine := make(map[int]*response, len(order))
+	byOff := make(map[int64]*response, len(order)) // a line may hold several objects
 	for _, r := range order {
-		byLine[r.first] = r
+		byOff[r.off] = r
 	}
 	if model == "" {
 		model = "unknown"
@@ -326,10 +336,16 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 		}
 		return c.last
 	}
+	// The results of a response's tool calls hang off the copies that hold
+	// the calls (parallel calls: different copies); the conversation goes
+	// on from the last. They are chained, in file order, each the parent
+	// of the next: every answered call is answered on the path.
+	results := map[string]string{} // a response's entry id → its last result's
+	respOf := map[string]string{}  // a response's or result's entry id → the response's
 	lr := c.newLines()
 	var copyBuf []byte
 	for {
-		n, _, raw, err := c.line(lr)
+		n, off, raw, err := c.line(lr)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -338,12 +354,13 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 		}
 		l, ok := readCline(raw)
 		if !ok {
-			continue // counted by the first pass
+			c.split(n, off, raw) // counted by the first pass
+			continue
 		}
 		ts := stamp(l.ts)
 		switch {
 		case l.isReply():
-			r := byLine[n]
+			r := byOff[off]
 			if r == nil { // a later copy: already joined
 				if k := l.id + "/" + l.req; resps[k] != nil && !l.progress {
 					ids[strings.Clone(l.uuid)] = resps[k].id
@@ -387,6 +404,7 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 				continue
 			}
 			ids[strings.Clone(l.uuid)] = r.id
+			results[r.id], respOf[r.id] = r.id, r.id
 			c.e = Entry{Line: n, ID: r.id, ParentID: parent, Timestamp: r.ts, Role: "assistant", Provider: "anthropic", Model: r.model, Reply: &r.reply, Body: c.buf}
 			if err := c.emit(&c.e); err != nil {
 				return err
@@ -408,6 +426,9 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 				})
 			}
 			c.buf = append(b, "]}"...)
+			if resp, ok := respOf[parent]; ok && bytes.Contains(l.content, toolResult) {
+				parent, results[resp], respOf[id] = results[resp], id, resp
+			}
 			c.stats.add("user messages", 1)
 			c.e = Entry{Line: n, ID: id, ParentID: parent, Timestamp: ts, Role: "user", Provider: "anthropic", Model: model, Body: c.buf}
 			if err := c.emit(&c.e); err != nil {
