@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/agents"
@@ -28,8 +29,14 @@ import (
 )
 
 type importCmd struct {
-	Paths []string `arg:"" help:"Other agents' logs: files, or directories (every *.jsonl below, subagents/ files included)."`
+	Paths []string `arg:"" optional:"" help:"Other agents' logs: files, or directories (every *.jsonl below, subagents/ files included). With --follow or --once, none: the agents' own places."`
 	From  string   `enum:"auto,claude,codex,pi" default:"auto" help:"The agent that wrote them: claude, codex, pi, or auto (known from each file's first lines)."`
+
+	Follow bool          `help:"Keep following the logs into the database --to names, converting each again as it grows; until SIGINT or SIGTERM."`
+	Once   bool          `help:"One pass of --follow, then exit (for cron)."`
+	To     string        `help:"With --follow or --once: the database: postgres://…" placeholder:"URL"`
+	JSON   bool          `help:"With --follow or --once: one JSON line per committed batch on stdout."`
+	Poll   time.Duration `help:"With --follow: look at every log every DURATION instead of watching for changes." placeholder:"DURATION"`
 }
 
 // imported counts an import's outcome.

@@ -61,8 +61,13 @@ type exportCmd struct {
 }
 
 type pushCmd struct {
-	Paths []string `arg:"" optional:"" help:"Session files or directories (default: every session of the sessions base)."`
-	To    string   `required:"" help:"The database: postgres://…" placeholder:"URL"`
+	Paths  []string      `arg:"" optional:"" help:"Session files or directories (default: every session of the sessions base)."`
+	To     string        `required:"" help:"The database: postgres://…" placeholder:"URL"`
+	Follow bool          `help:"Keep following: commit every complete line as it is written (each batch with its position, so a restart resumes where the database is); until SIGINT or SIGTERM."`
+	Once   bool          `help:"One pass of --follow, then exit (for cron): exit 3 if a session could not be committed."`
+	Status bool          `help:"Print, per session, the local and the database position and whether they agree (exit 1 if any does not)."`
+	JSON   bool          `help:"With --follow or --once: one JSON line per committed batch on stdout; with --status: one JSON object per session."`
+	Poll   time.Duration `help:"With --follow: look at every file every DURATION instead of watching for changes (file systems without inotify)." placeholder:"DURATION"`
 }
 
 type pullCmd struct {
@@ -139,9 +144,26 @@ func Run(args []string, io cli.IO) int {
 			return 0, g.Resolve.run(bg, st, io, out)
 		case "export <session>":
 			return 0, g.Export.run(bg, st, out)
-		case "import <paths>":
+		case "import", "import <paths>":
+			if g.Import.Follow || g.Import.Once {
+				return 0, g.Import.follow(io, out)
+			}
+			if g.Import.To != "" || g.Import.JSON || g.Import.Poll != 0 {
+				return 0, exitcode.Usagef("--to, --json and --poll go with --follow or --once (import into a database without them: --store URL)")
+			}
+			if len(g.Import.Paths) == 0 {
+				return 0, exitcode.Usagef("import needs logs to read: give files or directories (or --follow/--once --to URL for the agents' own places)")
+			}
 			return 0, g.Import.run(bg, st, io, out)
 		case "push", "push <paths>":
+			switch {
+			case g.Push.Status:
+				return 0, g.Push.status(bg, st, io, out)
+			case g.Push.Follow || g.Push.Once:
+				return 0, g.Push.follow(st, io, out)
+			case g.Push.JSON || g.Push.Poll != 0:
+				return 0, exitcode.Usagef("--json and --poll go with --follow, --once or --status")
+			}
 			return 0, g.Push.run(bg, st, io)
 		case "pull <id>":
 			return 0, g.Pull.run(bg, st, io, out)

@@ -12,9 +12,13 @@ import (
 
 // SchemaVersion is the version of the schema this binary reads and
 // writes. A database whose schema is newer is refused, never altered.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
-// schema is version 1: sessions, their entries (the exact line beside
+// migrations[v] takes a schema of version v-1 to version v, in the
+// transaction that records v.
+var migrations = map[int]string{2: positionsSchema}
+
+// schema is version 1 (the later versions are migrations): sessions, their entries (the exact line beside
 // columns a team can query), and what cuts took away.
 const schema = `
 CREATE TABLE panto_sessions (
@@ -88,7 +92,34 @@ func checkSchema(ctx context.Context, conn *pgx.Conn) error {
 	if v > SchemaVersion {
 		return fmt.Errorf("%w: the database's panto schema is version %d, newer than this panto's %d: use a newer panto (nothing was changed)", store.ErrNewerVersion, v, SchemaVersion)
 	}
+	if v < SchemaVersion {
+		return migrate(ctx, conn)
+	}
 	return nil
+}
+
+// migrate takes an older schema to this binary's version, one migration
+// a version, under the schema's lock (another process may be at it too).
+func migrate(ctx context.Context, conn *pgx.Conn) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+			return err
+		}
+		var v int
+		if err := tx.QueryRow(ctx, `SELECT version FROM panto_schema`).Scan(&v); err != nil {
+			return err
+		}
+		if v >= SchemaVersion { // another process did it meanwhile
+			return nil
+		}
+		for v++; v <= SchemaVersion; v++ {
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `UPDATE panto_schema SET version = $1`, SchemaVersion)
+		return err
+	})
 }
 
 func createSchema(ctx context.Context, conn *pgx.Conn) (int, error) {
@@ -106,6 +137,11 @@ func createSchema(ctx context.Context, conn *pgx.Conn) (int, error) {
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE panto_schema (version integer NOT NULL)`+";"+schema); err != nil {
 			return err
+		}
+		for m := 2; m <= SchemaVersion; m++ {
+			if _, err := tx.Exec(ctx, migrations[m]); err != nil {
+				return err
+			}
 		}
 		v = SchemaVersion
 		_, err := tx.Exec(ctx, `INSERT INTO panto_schema (version) VALUES ($1)`, SchemaVersion)

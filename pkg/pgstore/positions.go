@@ -1,0 +1,382 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/panto-dev/panto/pkg/scan"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// positionsSchema is version 2: where a follower (panto-log push --follow,
+// import --follow) stands in the file it follows, one row per session,
+// written in the transaction that commits the lines, so that a follower
+// killed at any moment, or another one on another machine, goes on from
+// what the database holds.
+const positionsSchema = `
+CREATE TABLE panto_positions (
+	session       text COLLATE "C" PRIMARY KEY REFERENCES panto_sessions (id),
+	source        bytea NOT NULL,  -- the path of the file followed, where it was last read
+	bytes         bigint NOT NULL, -- its bytes committed: complete lines only
+	lines         bigint NOT NULL, -- its complete lines committed
+	crc           bigint NOT NULL, -- CRC-32C of those bytes
+	entries       bigint NOT NULL, -- the session's entries after that commit
+	session_bytes bigint NOT NULL, -- the session's size as a file after that commit
+	session_crc   bigint NOT NULL, -- CRC-32C of the session as a file, up to there
+	updated       timestamptz NOT NULL
+);
+`
+
+// Position is where a follower stands in a file it follows (the source)
+// and in the session it follows it into. For panto's own sessions the two
+// are one file; for another agent's log the session is its conversion.
+type Position struct {
+	Source       string // the file followed, as last seen
+	Bytes, Lines int64  // of the source: complete lines committed
+	Sum          uint32 // CRC-32C of the source's first Bytes bytes
+	Entries      int64  // the session's entries
+	SessionBytes int64  // the session's size as a file
+	SessionSum   uint32 // CRC-32C of the session file's first SessionBytes bytes
+	Updated      time.Time
+}
+
+// Followed is what the database holds of a session a follower follows.
+type Followed struct {
+	Exists  bool      // the session is in the database
+	Entries int64     // its entries
+	Bytes   int64     // its size as a session file
+	Pos     *Position // nil: never followed (or pushed by plain push only)
+}
+
+// Agrees reports whether the session is where its position says: nothing
+// wrote to it but the follower since.
+func (f Followed) Agrees() bool {
+	return f.Pos != nil && f.Exists && f.Pos.Entries == f.Entries && f.Pos.SessionBytes == f.Bytes
+}
+
+// ErrMoved is a commit refused because the session or its position is no
+// longer what the follower expected (another follower, a push or an
+// append went first): nothing was written; read them again.
+var ErrMoved = errors.New("the session in the database moved")
+
+// Sum extends a CRC-32C (the checksum of positions) by b.
+func Sum(sum uint32, b []byte) uint32 { return crc32.Update(sum, castagnoli(), b) }
+
+// Follows returns what the database holds of session id.
+func (p *PG) Follows(ctx context.Context, id string) (Followed, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, err := p.followed(ctx, p.conn, id)
+	if err != nil {
+		return Followed{}, p.fail("read the position of session "+id, err)
+	}
+	return m[id], nil
+}
+
+// FollowsAll returns what the database holds of every session, by id.
+func (p *PG) FollowsAll(ctx context.Context) (map[string]Followed, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, err := p.followed(ctx, p.conn, "")
+	if err != nil {
+		return nil, p.fail("read positions", err)
+	}
+	return m, nil
+}
+
+func (p *PG) followed(ctx context.Context, q dbtx, id string) (map[string]Followed, error) {
+	sql := `SELECT s.id, s.entries, s.bytes, p.source, p.bytes, p.lines, p.crc, p.entries, p.session_bytes, p.session_crc, p.updated
+		FROM panto_sessions s LEFT JOIN panto_positions p ON p.session = s.id`
+	var args []any
+	if id != "" {
+		sql += ` WHERE s.id = $1`
+		args = append(args, id)
+	}
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]Followed{}
+	for rows.Next() {
+		var sid string
+		var f Followed
+		var source []byte
+		var bytes, lines, sum, entries, sbytes, ssum *int64
+		var updated *time.Time
+		if err := rows.Scan(&sid, &f.Entries, &f.Bytes, &source, &bytes, &lines, &sum, &entries, &sbytes, &ssum, &updated); err != nil {
+			return nil, err
+		}
+		f.Exists = true
+		if bytes != nil {
+			f.Pos = &Position{Source: string(source), Bytes: *bytes, Lines: *lines, Sum: uint32(*sum),
+				Entries: *entries, SessionBytes: *sbytes, SessionSum: uint32(*ssum), Updated: *updated}
+		}
+		m[sid] = f
+	}
+	return m, rows.Err()
+}
+
+// Share is how much of a session file the database's session holds.
+type Share struct {
+	Entries int64 // the entries both hold, at the same places, byte for byte
+	Bytes   int64 // the file's bytes up to the end of them (header included)
+	Sum     uint32
+	Have    int64 // the database's entries
+	// The database's first entry beyond the shared ones (when Have >
+	// Entries): its length and CRC-32C, to recognise a cut saved aside.
+	NextLen int64
+	NextCRC int32
+}
+
+// Shared compares the session file rd reads (from its header; complete
+// lines only) with session id in the database, entry by entry by length
+// and CRC-32C, and says how much they share. Their headers must be the
+// same (store.ErrConflict otherwise).
+func (p *PG) Shared(ctx context.Context, id string, rd *scan.Reader) (Share, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var s Share
+	err := pgx.BeginTxFunc(ctx, p.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		header, _, term, err := rd.Next()
+		if err != nil || !term {
+			return fmt.Errorf("%w: session %s: the file has no complete header", store.ErrNeedsFsck, id)
+		}
+		s.Bytes = int64(len(header)) + 1
+		s.Sum = Sum(Sum(0, header), nl)
+		var have []byte
+		if err := tx.QueryRow(ctx, `SELECT header, entries FROM panto_sessions WHERE id = $1`, id).Scan(&have, &s.Have); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		}
+		if string(have) != string(header) {
+			return fmt.Errorf("%w: session %s: the database's header differs from the file's: nothing written", store.ErrConflict, id)
+		}
+		rows, err := tx.Query(ctx, `SELECT length(line), crc FROM panto_entries WHERE session = $1 ORDER BY seq`, id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		differs := false
+		for rows.Next() {
+			var length int64
+			var sum int32
+			if err := rows.Scan(&length, &sum); err != nil {
+				return err
+			}
+			if !differs {
+				line, _, term, err := rd.Next()
+				if err != nil && err != io.EOF {
+					return err
+				}
+				if err == nil && term && int64(len(line)) == length && crc(line) == sum {
+					s.Entries++
+					s.Bytes += length + 1
+					s.Sum = Sum(Sum(s.Sum, line), nl)
+					continue
+				}
+				differs = true
+				s.NextLen, s.NextCRC = length, sum
+			}
+			rows.Close() // the rest is not needed
+			break
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNeedsFsck) {
+			return s, err
+		}
+		return s, p.fail("compare session "+id, err)
+	}
+	return s, nil
+}
+
+var nl = []byte{'\n'}
+
+// Commit is one step of a follower: what it expects the database to hold
+// of a session, what it changes, and where it then stands.
+type Commit struct {
+	ID     string
+	Header []byte // the header line (without "\n"): the session's row when it is new
+
+	// What the follower expects: the session's entries now, and its
+	// position (nil: none yet). Anything else is ErrMoved.
+	ExpectEntries int64
+	Expect        *Position
+
+	// Keep, when not negative, cuts the session back to its first Keep
+	// entries first: the lines cut are moved to panto_cuts.
+	Keep  int64
+	Lines [][]byte // entry lines (without "\n") added after
+	To    Position // where the follower stands after
+}
+
+// Committed is what a commit did.
+type Committed struct {
+	Entries int64 // entries added
+	Cut     int64 // entries moved to panto_cuts
+}
+
+// Commit applies c in one transaction, the position with the lines: the
+// session's row is locked first (as appenders lock it), and the position
+// advances only if the lines are committed with it.
+func (p *PG) Commit(ctx context.Context, c Commit) (Committed, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var res Committed
+	err := pgx.BeginFunc(ctx, p.conn, func(tx pgx.Tx) error {
+		st, err := p.lock(ctx, tx, c.ID, false)
+		if err != nil {
+			return err
+		}
+		m, err := p.followed(ctx, tx, c.ID)
+		if err != nil {
+			return err
+		}
+		f := m[c.ID]
+		if f.Entries != c.ExpectEntries || (f.Pos == nil) != (c.Expect == nil) ||
+			f.Pos != nil && !samePosition(*f.Pos, *c.Expect) {
+			return ErrMoved
+		}
+		if !st.exists {
+			var created *time.Time
+			h := session.Classify(c.Header)
+			if h.Kind != session.KindHeader || h.ID != c.ID {
+				return fmt.Errorf("%w: session %s: no valid header", store.ErrNeedsFsck, c.ID)
+			}
+			if t, err := time.Parse(time.RFC3339Nano, h.Timestamp); err == nil {
+				created = &t
+			}
+			origin := session.Field(c.Header, "origin")
+			if _, err := tx.Exec(ctx, `INSERT INTO panto_sessions (id, cwd, created, origin, header, bytes) VALUES ($1, $2, $3, $4, $5, $6)`,
+				c.ID, h.Cwd, created, jsonOrNil(origin), c.Header, int64(len(c.Header))+1); err != nil {
+				return err
+			}
+			st.bytes = int64(len(c.Header)) + 1
+		}
+		if c.Keep >= 0 && c.Keep < st.entries {
+			if res.Cut, err = cutTo(ctx, tx, c.ID, &st, c.Keep); err != nil {
+				return err
+			}
+		}
+		branched := false
+		if len(c.Lines) > 0 {
+			rows := &newRows{lines: c.Lines, id: c.ID, st: &st, branched: &branched}
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"panto_entries"}, entryColumns, rows); err != nil {
+				return err
+			}
+			res.Entries = int64(len(c.Lines))
+		}
+		if branched && st.leaf != "" { // a branch: the stamp is the leaf path's
+			if st.stamp, err = activeStamp(ctx, tx, c.ID, st.leaf); err != nil {
+				return err
+			}
+		}
+		to := c.To
+		if st.entries != to.Entries || st.bytes != to.SessionBytes {
+			return fmt.Errorf("session %s: the commit would leave %d entries (%d bytes), not the %d (%d bytes) it was computed for", c.ID, st.entries, st.bytes, to.Entries, to.SessionBytes)
+		}
+		var b pgx.Batch
+		b.Queue(`UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
+			c.ID, opt(st.leaf), opt(st.stamp.Provider), opt(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
+		b.Queue(`INSERT INTO panto_positions (session, source, bytes, lines, crc, entries, session_bytes, session_crc, updated)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+			ON CONFLICT (session) DO UPDATE SET source = $2, bytes = $3, lines = $4, crc = $5, entries = $6, session_bytes = $7, session_crc = $8, updated = now()`,
+			c.ID, []byte(to.Source), to.Bytes, to.Lines, int64(to.Sum), to.Entries, to.SessionBytes, int64(to.SessionSum))
+		return tx.SendBatch(ctx, &b).Close()
+	})
+	if err != nil {
+		var pe *pgconn.PgError
+		switch {
+		case errors.Is(err, ErrMoved):
+			return Committed{}, err
+		case errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "panto_sessions_pkey":
+			return Committed{}, ErrMoved // another follower created it first
+		case errors.As(err, &pe) && pe.Code == "23505":
+			return Committed{}, fmt.Errorf("%w: session %s: an entry id is already in the session: nothing written; run panto-fsck on %s", store.ErrNeedsFsck, c.ID, c.To.Source)
+		case isStoreError(err), errors.Is(err, store.ErrNeedsFsck):
+			return Committed{}, err
+		}
+		return Committed{}, p.fail("commit session "+c.ID, err)
+	}
+	return res, nil
+}
+
+// samePosition compares what a follower compares of two positions (the
+// path a file was seen at may differ: it was renamed, or read on another
+// machine).
+func samePosition(a, b Position) bool {
+	return a.Bytes == b.Bytes && a.Lines == b.Lines && a.Sum == b.Sum &&
+		a.Entries == b.Entries && a.SessionBytes == b.SessionBytes && a.SessionSum == b.SessionSum
+}
+
+// cutTo cuts session id back to its first keep entries: the lines after
+// are moved to panto_cuts, never simply deleted, and st is what is left.
+func cutTo(ctx context.Context, tx pgx.Tx, id string, st *state, keep int64) (int64, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO panto_cuts (session, seq, cut_at, line) SELECT session, seq, $3, line FROM panto_entries WHERE session = $1 AND seq > $2`, id, keep, time.Now())
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM panto_entries WHERE session = $1 AND seq > $2`, id, keep); err != nil {
+		return 0, err
+	}
+	var leaf *string
+	var cut, messages int64
+	if err := tx.QueryRow(ctx, `SELECT
+			(SELECT id FROM panto_entries WHERE session = $1 AND valid AND id IS NOT NULL ORDER BY seq DESC LIMIT 1),
+			(SELECT coalesce(sum(length(line) + 1), 0) FROM panto_entries WHERE session = $1),
+			(SELECT count(*) FROM panto_entries WHERE session = $1 AND type = 'message' AND valid AND role IN ('user', 'assistant')),
+			(SELECT ts FROM panto_entries WHERE session = $1 AND type = 'message' AND valid ORDER BY seq DESC LIMIT 1),
+			(SELECT length(header) + 1 FROM panto_sessions WHERE id = $1)`, id).Scan(&leaf, &cut, &messages, &st.last, &st.bytes); err != nil {
+		return 0, err
+	}
+	st.bytes += cut
+	st.entries, st.messages, st.leaf, st.stamp = keep, int(messages), "", session.Stamp{}
+	if leaf != nil {
+		st.leaf = *leaf
+		if st.stamp, err = activeStamp(ctx, tx, id, st.leaf); err != nil {
+			return 0, err
+		}
+	}
+	return tag.RowsAffected(), nil
+}
+
+// newRows feeds COPY the lines of a commit, moving st on.
+type newRows struct {
+	lines    [][]byte
+	id       string
+	st       *state
+	i        int
+	vals     []any
+	branched *bool
+}
+
+func (s *newRows) Next() bool {
+	if s.i == len(s.lines) {
+		return false
+	}
+	line := s.lines[s.i]
+	s.i++
+	s.st.entries++
+	r, c := rowOf(s.st.entries, line)
+	if c.IsNode() && c.ParentID != s.st.leaf {
+		*s.branched = true
+	}
+	s.st.follow(&c, int64(len(line))+1)
+	s.vals = r.values(s.id)
+	return true
+}
+
+func (s *newRows) Values() ([]any, error) { return s.vals, nil }
+
+func (s *newRows) Err() error { return nil }
