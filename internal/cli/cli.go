@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"syscall"
 	"unsafe"
 
@@ -162,6 +163,23 @@ func IsTerminal(w any) bool {
 	var t syscall.Termios
 	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), getTermios, uintptr(unsafe.Pointer(&t)))
 	return e == 0
+}
+
+// Columns is the width output must fit: $COLUMNS when it is a number,
+// else the terminal's when stdout is one, else 0 (no limit: a pipe).
+func Columns(io IO) int {
+	if n, err := strconv.Atoi(io.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	f, ok := io.Stdout.(interface{ Fd() uintptr })
+	if !ok {
+		return 0
+	}
+	var ws struct{ row, col, x, y uint16 }
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); e != 0 {
+		return 0
+	}
+	return int(ws.col)
 }
 
 // StdinHint says on stderr, at once, that the command is about to read

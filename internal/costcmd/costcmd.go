@@ -9,6 +9,7 @@ import (
 	goio "io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,16 +25,23 @@ import (
 const name = "panto-cost"
 
 type grammar struct {
-	Version kong.VersionFlag `help:"Print the version and exit."`
-	Paths   []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
-	All     bool             `help:"Every session of the store."`
-	From    string           `enum:"claude,codex,pi,all," default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), or all three." placeholder:"AGENT"`
-	Store   string           `help:"${storehelp}" placeholder:"URL"`
-	Pricing string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json (default: $XDG_CONFIG_HOME/panto/models.toml)." placeholder:"FILE"`
-	By      string           `enum:"turn,session,model,day,week,month,project,agent" default:"session" help:"Rows: turn, session, model, day, week, month, project or agent (panto, claude, codex, pi)."`
-	Format  string           `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
-	Since   string           `help:"Only turns on or after this day (YYYY-MM-DD, local time)." placeholder:"DATE"`
-	Until   string           `help:"Only turns on or before this day (YYYY-MM-DD, local time)." placeholder:"DATE"`
+	Version   kong.VersionFlag `help:"Print the version and exit."`
+	Paths     []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
+	All       bool             `help:"Every session of the store."`
+	From      string           `enum:"claude,codex,pi,all," default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), or all three." placeholder:"AGENT"`
+	Store     string           `help:"${storehelp}" placeholder:"URL"`
+	Pricing   string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json (default: $XDG_CONFIG_HOME/panto/models.toml)." placeholder:"FILE"`
+	By        string           `enum:"turn,session,model,day,week,month,project,agent" default:"session" help:"Rows: turn, session, model, day, week, month, project or agent (panto, claude, codex, pi)."`
+	Breakdown bool             `help:"Under each row, a row per model (not with --by turn or model)."`
+	Format    string           `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
+	JSON      bool             `name:"json" help:"The same as --format json."`
+	Since     string           `help:"Only turns on or after this day: YYYY-MM-DD, YYYYMMDD, today, yesterday, or Nd / Nw (N days or weeks before today)." placeholder:"DATE"`
+	Until     string           `help:"Only turns on or before this day (as --since)." placeholder:"DATE"`
+	Timezone  string           `short:"z" help:"The IANA time zone of days, weeks, months and of --since/--until (default: the local zone, from TZ)." placeholder:"ZONE"`
+	Compact   bool             `xor:"width" help:"A table of few columns (the row, turns, tokens, cost), whatever the width."`
+	Wide      bool             `xor:"width" help:"Every column of the table, however wide (by default a table on a terminal fits its width)."`
+
+	loc *time.Location // of --timezone
 }
 
 // Main runs panto-cost in this process.
@@ -49,10 +57,37 @@ func Run(args []string, io cli.IO) int {
 	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) { return g.run(io, out) })
 }
 
-func parseDay(s string, end bool) (time.Time, error) {
-	t, err := time.ParseInLocation("2006-01-02", s, time.Local)
+// parseDay reads a day as YYYY-MM-DD, YYYYMMDD, or N days (Nd) or weeks
+// (Nw) before today, in loc, and returns its first instant (or, for an
+// end, the first instant of the next day).
+func parseDay(s string, end bool, loc *time.Location, now time.Time) (time.Time, error) {
+	var t time.Time
+	var err error
+	switch s {
+	case "today":
+		s = "0d"
+	case "yesterday":
+		s = "1d"
+	}
+	switch {
+	case len(s) == 8 && strings.Trim(s, "0123456789") == "":
+		t, err = time.ParseInLocation("20060102", s, loc)
+	case len(s) >= 2 && (s[len(s)-1] == 'd' || s[len(s)-1] == 'w') && strings.Trim(s[:len(s)-1], "0123456789") == "":
+		var n int
+		if n, err = strconv.Atoi(s[:len(s)-1]); err == nil && n <= 100000 {
+			if s[len(s)-1] == 'w' {
+				n *= 7
+			}
+			y, m, d := now.In(loc).Date()
+			t = time.Date(y, m, d-n, 0, 0, 0, 0, loc)
+		} else if err == nil {
+			err = errors.New("too far back")
+		}
+	default:
+		t, err = time.ParseInLocation("2006-01-02", s, loc)
+	}
 	if err != nil {
-		return t, exitcode.Usagef("%q is not a date: use YYYY-MM-DD", s)
+		return t, exitcode.Usagef("%q is not a date: use YYYY-MM-DD, YYYYMMDD, today, yesterday, or 7d / 2w (days or weeks before today)", s)
 	}
 	if end {
 		t = t.AddDate(0, 0, 1)
@@ -60,17 +95,46 @@ func parseDay(s string, end bool) (time.Time, error) {
 	return t, nil
 }
 
+// reportNames are words users of other tools give as an argument (ccusage
+// daily), and the --by they mean.
+var reportNames = map[string]string{"daily": "day", "day": "day", "weekly": "week", "week": "week", "monthly": "month", "month": "month",
+	"session": "session", "sessions": "session", "model": "model", "models": "model", "turn": "turn", "turns": "turn",
+	"project": "project", "projects": "project", "agent": "agent", "agents": "agent"}
+
 func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	var since, until time.Time
 	var err error
+	g.loc = time.Local
+	if g.Timezone != "" {
+		if g.loc, err = time.LoadLocation(g.Timezone); err != nil || g.Timezone == "Local" {
+			return 0, exitcode.Usagef("--timezone %q is no IANA time zone: give one such as UTC, Europe/Paris or Asia/Tokyo", g.Timezone)
+		}
+	}
+	now := time.Now()
 	if g.Since != "" {
-		if since, err = parseDay(g.Since, false); err != nil {
+		if since, err = parseDay(g.Since, false, g.loc, now); err != nil {
 			return 0, err
 		}
 	}
 	if g.Until != "" {
-		if until, err = parseDay(g.Until, true); err != nil {
+		if until, err = parseDay(g.Until, true, g.loc, now); err != nil {
 			return 0, err
+		}
+	}
+	if g.Breakdown && (g.By == "turn" || g.By == "model") {
+		return 0, exitcode.Usagef("--breakdown splits rows by model: not with --by %s", g.By)
+	}
+	if g.JSON {
+		if g.Format != "" && g.Format != "json" {
+			return 0, exitcode.Usagef("--json is --format json: give one of them")
+		}
+		g.Format = "json"
+	}
+	for _, p := range g.Paths {
+		if by, ok := reportNames[strings.ToLower(p)]; ok {
+			if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+				return 0, exitcode.Usagef("%s is no file or session: did you mean --by %s?", p, by)
+			}
 		}
 	}
 	table, prices, err := pricing.ForFlag(g.Pricing, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
@@ -91,7 +155,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	warn := func(format string, args ...any) { cli.Warnf(io.Stderr, name, format, args...) }
 	var chart *chart // cost by period and model, for a page
 	if format == "html" {
-		chart = newChart(g.By)
+		chart = newChart(g.By, g.loc)
 	}
 	emit := func(t *turn) error {
 		if !since.IsZero() || !until.IsZero() {
@@ -116,6 +180,11 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		}
 		if err := r.add(t, table); err != nil {
 			return err
+		}
+		if g.Breakdown {
+			if err := r.sub(t).add(t, table); err != nil {
+				return err
+			}
 		}
 		if chart != nil {
 			if err := chart.add(t, table); err != nil {
@@ -158,12 +227,17 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		}
 	}
 	g.sort(order)
+	if g.Breakdown {
+		for _, r := range order {
+			r.sortSubs()
+		}
+	}
 	for _, k := range missingList(total.missing) {
 		warn("no price for %s in the pricing file: its cost is unknown (add it to models.toml)", k)
 	}
 	switch format {
 	case "table":
-		if err = writeTable(out, g.By, order, total); err == nil && strings.HasPrefix(prices, "built-in") {
+		if err = writeTable(out, g.By, order, total, g.tableWidth(io)); err == nil && strings.HasPrefix(prices, "built-in") {
 			_, err = fmt.Fprintf(out, "prices: %s\n", prices)
 		}
 	case "json":
@@ -185,6 +259,12 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	return exitcode.OK, nil
 }
 
+// tableWidth is the width a table must fit: COLUMNS, else the terminal's
+// (none on a pipe), or the layout --compact or --wide forces.
+func (g *grammar) tableWidth(io cli.IO) tableWidth {
+	return tableWidth{columns: cli.Columns(io), compact: g.Compact, wide: g.Wide}
+}
+
 // needTime says whether turns' timestamps matter: for date rows, turn
 // rows (which show them) and date filters.
 func (g *grammar) needTime(since, until time.Time) bool {
@@ -192,7 +272,7 @@ func (g *grammar) needTime(since, until time.Time) bool {
 }
 
 func (g *grammar) key(t *turn) string {
-	local := t.time.Local()
+	local := t.time.In(g.loc)
 	switch g.By {
 	case "model":
 		return t.key.String()

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/replay"
@@ -20,12 +21,12 @@ type chart struct {
 	periods map[string]map[string]*row
 }
 
-func newChart(by string) *chart {
+func newChart(by string, loc *time.Location) *chart {
 	unit := "day"
 	if by == "week" || by == "month" {
 		unit = by
 	}
-	return &chart{unit: unit, period: grammar{By: unit}, periods: map[string]map[string]*row{}}
+	return &chart{unit: unit, period: grammar{By: unit, loc: loc}, periods: map[string]map[string]*row{}}
 }
 
 func (c *chart) add(t *turn, table pricing.Table) error {

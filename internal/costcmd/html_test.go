@@ -51,7 +51,7 @@ func TestHTMLGolden(t *testing.T) {
 // TestChartNeverZero: a cost that is unknown is drawn at least a few
 // units high and hatched, never as a zero-height bar.
 func TestChartNeverZero(t *testing.T) {
-	c := newChart("day")
+	c := newChart("day", time.UTC)
 	c.periods["2026-04-25"] = map[string]*row{"a/m": newRow("a/m")}
 	r := c.periods["2026-04-25"]["a/m"]
 	r.cost.Known = false

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -25,6 +26,34 @@ type row struct {
 	missing  map[string]bool // a model with no prices, or "model: price" for one lacking
 	first    *turn           // --by turn: the turn itself
 	sortTime time.Time
+	subs     map[string]*row // --breakdown: the row's turns by model
+	subOrder []*row
+}
+
+// sub is the row of t's model under r (--breakdown).
+func (r *row) sub(t *turn) *row {
+	k := t.key.String()
+	s := r.subs[k]
+	if s == nil {
+		if r.subs == nil {
+			r.subs = map[string]*row{}
+		}
+		s = newRow(k)
+		r.subs[k] = s
+		r.subOrder = append(r.subOrder, s)
+	}
+	return s
+}
+
+// sortSubs orders a row's models by cost (known part), largest first.
+func (r *row) sortSubs() {
+	sort.SliceStable(r.subOrder, func(i, j int) bool {
+		a, b := r.subOrder[i], r.subOrder[j]
+		if a.cost.Pico != b.cost.Pico {
+			return a.cost.Pico > b.cost.Pico
+		}
+		return a.key < b.key
+	})
 }
 
 func newRow(key string) *row {
@@ -111,6 +140,7 @@ type rowJSON struct {
 	TurnsWithoutUsage int        `json:"turnsWithoutUsage"`
 	InvalidTurns      int        `json:"invalidTurns"`
 	MissingPrices     []string   `json:"missingPrices"`
+	Models            []rowJSON  `json:"models,omitempty"` // --breakdown
 }
 
 func (r *row) json(by string, total bool) rowJSON {
@@ -127,6 +157,9 @@ func (r *row) json(by string, total bool) rowJSON {
 	}
 	if r.cost.Known {
 		j.Cost = &money{r.cost.Pico, pricing.USD(r.cost.Pico)}
+	}
+	for _, s := range r.subOrder {
+		j.Models = append(j.Models, s.json("model", false))
 	}
 	if t := r.first; t != nil && by == "turn" {
 		j.Session, j.Entry, j.Provider, j.Model = t.session, t.entry, t.key.Provider, t.key.Model
@@ -179,32 +212,138 @@ func (s skipped) m() map[string]int {
 	return map[string]int{"corruptLines": s.corrupt, "tornTails": s.torn, "invalidEntries": s.invalid, "duplicateEntries": s.duplicate, "noTimestamp": s.noTime, "foreignFiles": s.foreign}
 }
 
+// tableWidth is how a table is fitted: the columns it may use (0: no
+// limit), or a layout forced by --compact or --wide.
+type tableWidth struct {
+	columns       int
+	compact, wide bool
+}
+
+// The table's layouts, widest first; a table on a terminal takes the first
+// that fits its width, and then shortens its labels if it must. The cost
+// column is in every one.
+var layouts = [][]string{
+	{"TURNS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "OF WHICH 1H", "REASONING", "COST", "bar"},
+	{"TURNS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "OF WHICH 1H", "REASONING", "COST"},
+	{"TURNS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "COST"}, // the parts of others go first
+	{"TURNS", "TOKENS", "COST"},                                       // --compact: every token in one sum
+	{"TOKENS", "COST"},
+	{"COST"},
+}
+
+const compactLayout = 3
+
+// cell is the text of column col for r.
+func cell(col string, r *row, bar string) string {
+	u := r.tokens
+	switch col {
+	case "TURNS":
+		return num(int64(r.turns))
+	case "INPUT":
+		return num(u.Input)
+	case "OUTPUT":
+		return num(u.Output)
+	case "CACHE READ":
+		return num(u.CacheRead)
+	case "CACHE WRITE":
+		return num(u.CacheWrite)
+	case "OF WHICH 1H":
+		return num(u.CacheWrite1h)
+	case "REASONING":
+		return num(u.Reasoning)
+	case "TOKENS": // input, output and the cache counts (reasoning is a part of output)
+		sum := int64(0)
+		for _, n := range []int64{u.Input, u.Output, u.CacheRead, u.CacheWrite} {
+			if sum > math.MaxInt64-n {
+				return "overflow"
+			}
+			sum += n
+		}
+		return num(sum)
+	case "COST":
+		return costCell(r.cost)
+	}
+	return bar
+}
+
 // writeTable writes aligned columns (labels left, numbers right) with a
 // total line; --by day gets a column of bars scaled to the largest known
-// cost, so spend over time shows at a glance.
-func writeTable(w io.Writer, by string, rows []*row, total *row) error {
+// cost, so spend over time shows at a glance. --breakdown's rows follow
+// theirs, indented. On a terminal the table fits its width (tw): the
+// first of layouts that fits, then labels shortened in their middle.
+func writeTable(w io.Writer, by string, rows []*row, total *row, tw tableWidth) error {
 	var top int64
 	for _, r := range rows {
 		top = max(top, r.cost.Pico)
 	}
-	cells := [][]string{{strings.ToUpper(by), "TURNS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "OF WHICH 1H", "REASONING", "COST", ""}}
-	line := func(label string, r *row, bar bool) {
+	type line struct {
+		label string
+		r     *row
+		bar   string
+	}
+	var lines []line
+	for _, r := range rows {
 		b := ""
-		if by == "day" && bar && top > 0 {
+		if by == "day" && top > 0 {
 			b = strings.Repeat("█", int((r.cost.Pico*30+top-1)/top))
 		}
-		cells = append(cells, []string{label, num(int64(r.turns)), num(r.tokens.Input), num(r.tokens.Output), num(r.tokens.CacheRead),
-			num(r.tokens.CacheWrite), num(r.tokens.CacheWrite1h), num(r.tokens.Reasoning), costCell(r.cost), b})
-	}
-	for _, r := range rows {
-		line(tty.Line(r.key), r, true) // a model, project or session name from a log
-	}
-	line("TOTAL", total, false)
-	width := make([]int, len(cells[0]))
-	for _, c := range cells {
-		for i, s := range c {
-			width[i] = max(width[i], utf8.RuneCountInString(s))
+		lines = append(lines, line{tty.Line(r.key), r, b}) // a model, project or session name from a log
+		for _, s := range r.subOrder {
+			lines = append(lines, line{"  " + tty.Line(s.key), s, ""})
 		}
+	}
+	lines = append(lines, line{"TOTAL", total, ""})
+	render := func(cols []string) [][]string {
+		cells := [][]string{append([]string{strings.ToUpper(by)}, cols...)}
+		if cols[len(cols)-1] == "bar" {
+			cells[0][len(cols)] = ""
+		}
+		for _, l := range lines {
+			c := []string{l.label}
+			for _, col := range cols {
+				c = append(c, cell(col, l.r, l.bar))
+			}
+			cells = append(cells, c)
+		}
+		return cells
+	}
+	widths := func(cells [][]string) ([]int, int) {
+		width := make([]int, len(cells[0]))
+		for _, c := range cells {
+			for i, s := range c {
+				width[i] = max(width[i], utf8.RuneCountInString(s))
+			}
+		}
+		sum := 0
+		for i, n := range width {
+			if i > 0 && n > 0 {
+				n += 2
+			}
+			sum += n
+		}
+		return width, sum
+	}
+	first := 0
+	if tw.compact {
+		first = compactLayout
+	}
+	if by != "day" && !tw.compact {
+		first = 1
+	}
+	cells := render(layouts[first])
+	width, sum := widths(cells)
+	dropped := false
+	for i := first + 1; !tw.wide && tw.columns > 0 && sum > tw.columns && i < len(layouts); i++ {
+		cells = render(layouts[i])
+		width, sum = widths(cells)
+		dropped = true
+	}
+	if !tw.wide && tw.columns > 0 && sum > tw.columns { // then the labels give way, never the cost
+		keep := max(8, width[0]-(sum-tw.columns))
+		for _, c := range cells {
+			c[0] = shorten(c[0], keep)
+		}
+		width, _ = widths(cells)
 	}
 	bw := bufio.NewWriter(w)
 	for _, c := range cells {
@@ -214,7 +353,7 @@ func writeTable(w io.Writer, by string, rows []*row, total *row) error {
 			switch {
 			case i == 0:
 				b.WriteString(s + pad)
-			case i == len(c)-1:
+			case i == len(c)-1 && layouts[0][len(layouts[0])-1] == "bar" && len(c) == len(layouts[0])+1:
 				if s != "" {
 					b.WriteString("  " + s)
 				}
@@ -223,6 +362,9 @@ func writeTable(w io.Writer, by string, rows []*row, total *row) error {
 			}
 		}
 		fmt.Fprintln(bw, strings.TrimRight(b.String(), " "))
+	}
+	if dropped {
+		fmt.Fprintf(bw, "(columns left out to fit %d columns: --wide shows them all)\n", tw.columns)
 	}
 	if len(total.missing) > 0 || total.noUsage > 0 || total.invalid > 0 {
 		fmt.Fprintln(bw)
@@ -237,6 +379,17 @@ func writeTable(w io.Writer, by string, rows []*row, total *row) error {
 		fmt.Fprintf(bw, "* unknown: %d replies are invalid entries (panto-fsck reports them)\n", total.invalid)
 	}
 	return bw.Flush()
+}
+
+// shorten cuts s to n characters in its middle, where an id or a path
+// differs least.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := (n - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
 }
 
 func costCell(c pricing.Cost) string {
