@@ -226,7 +226,7 @@ var layouts = [][]string{
 	{"TURNS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "OF WHICH 1H", "REASONING", "COST", "bar"},
 	{"TURNS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "OF WHICH 1H", "REASONING", "COST"},
 	{"TURNS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "COST"}, // the parts of others go first
-	{"TURNS", "TOKENS", "COST"},                                       // --compact: every token in one sum
+	{"TURNS", "TOKENS", "COST"}, // --compact: every token in one sum
 	{"TOKENS", "COST"},
 	{"COST"},
 }
