@@ -19,11 +19,7 @@ import (
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/index"
-	"github.com/panto-dev/panto/pkg/nullstore"
-	"github.com/panto-dev/panto/pkg/pgstore"
-	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/tidwall/gjson"
 )
@@ -183,7 +179,7 @@ func (p *prepared) prepare(st store.Store, from agents.Format, cache string) {
 		p.state = fmt.Sprintf("%+v\n", stateOf(fi))
 	}
 	if b, err := os.ReadFile(p.mark); p.mark != "" && err == nil && bytes.HasPrefix(b, []byte(p.state)) {
-		if name := string(b[len(p.state):]); name != "" && exists(st, name) {
+		if name := string(b[len(p.state):]); name != "" && exists(context.Background(), st, name) {
 			p.unchanged = true
 			return
 		}
@@ -224,12 +220,7 @@ func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io
 		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", p.path, k, p.stats.Corrupt[0])
 	}
 	n.stats.Merge(p.stats)
-	first, err := bufio.NewReader(section(p.tmp, p.size)).ReadSlice('\n')
-	if err != nil {
-		return err
-	}
-	h := session.Classify(bytes.TrimSuffix(first, []byte("\n")))
-	target, outcome, added, err := put(ctx, st, h.ID, h.Cwd, p.tmp, p.size)
+	target, outcome, added, err := put(ctx, st, p.tmp, p.size)
 	if err != nil {
 		return err
 	}
@@ -277,85 +268,45 @@ func section(f *os.File, size int64) io.Reader { return io.NewSectionReader(f, 0
 // exists reports whether the store has the session name (a file's path,
 // or an id in a database), without reading it: a database would send the
 // whole session to open it.
-func exists(st store.Store, name string) bool {
-	if _, ok := st.(*filestore.Files); ok {
-		fi, err := os.Stat(name)
-		return err == nil && fi.Mode().IsRegular()
-	}
-	got, err := st.Resolve(context.Background(), "", true, name)
-	return err == nil && got == name
+func exists(ctx context.Context, st store.Store, name string) bool {
+	found := false
+	st.Each(ctx, name, func(got string, err error) error {
+		found = err == nil && got == name
+		return nil
+	})
+	return found
 }
 
 // put makes the store hold the session in tmp: created whole, or the
 // entries it lacks appended; an entry it holds with other bytes (a Claude
 // Code response that grew another copy since) is cut there first (the cut
-// kept aside, as panto-log truncate does). It returns the session's name,
-// what happened, and how many entries were written.
-func put(ctx context.Context, st store.Store, id, cwd string, tmp *os.File, size int64) (string, string, int64, error) {
-	switch s := st.(type) {
-	case *nullstore.Null:
-		return id, "new", 0, nil
-	case *filestore.Files:
-		dir, err := s.Env.ProjectDir(cwd)
-		if err != nil {
-			return "", "", 0, err
-		}
-		path := filepath.Join(dir, catalog.FileName(id))
-		return receive(ctx, st, path, tmp, size, func() (int64, error) {
-			n, err := s.Receive(path, section(tmp, size))
-			if err != nil || n == 0 {
-				return 0, err
-			}
-			k, err := lines(io.NewSectionReader(tmp, size-n, n))
-			if n == size {
-				k-- // a new file: its header is no entry
-			}
-			return k, err
-		})
-	case *pgstore.PG:
-		named, err := os.CreateTemp("", "panto-import-*.jsonl")
-		if err != nil {
-			return "", "", 0, err
-		}
-		defer os.Remove(named.Name())
-		defer named.Close()
-		if _, err := io.Copy(named, section(tmp, size)); err != nil {
-			return "", "", 0, err
-		}
-		return receive(ctx, st, id, tmp, size, func() (int64, error) {
-			res, err := s.Push(ctx, named.Name())
-			return res.Entries, err
-		})
-	}
-	return "", "", 0, fmt.Errorf("import into %s is not supported", st.Where())
-}
-
-// receive runs write (which returns how much it added), once more after
-// cutting the session back to what it shares with tmp when they differ.
-func receive(ctx context.Context, st store.Store, name string, tmp *os.File, size int64, write func() (int64, error)) (string, string, int64, error) {
-	had := exists(st, name)
-	added, err := write()
+// kept aside, as panto-log truncate does), and the rest received again.
+// It returns the session's name, what happened, and how many entries were
+// written.
+func put(ctx context.Context, st store.Store, tmp *os.File, size int64) (string, string, int64, error) {
+	src := io.NewSectionReader(tmp, 0, size)
+	res, err := st.Receive(ctx, src)
 	outcome := "new"
-	if errors.Is(err, store.ErrConflict) {
-		after, cerr := shared(ctx, st, name, tmp, size)
+	if errors.Is(err, store.ErrConflict) && res != nil {
+		after, cerr := shared(ctx, st, res.Name, tmp, size)
 		if cerr != nil {
 			return "", "", 0, cerr
 		}
-		if _, err = st.Truncate(ctx, name, after); err == nil {
-			added, err = write()
+		if _, err = st.Truncate(ctx, res.Name, after); err == nil {
+			res, err = st.Receive(ctx, src)
 		}
 		outcome = "changed"
 	}
 	switch {
 	case err != nil:
 		return "", "", 0, err
-	case outcome == "changed", !had:
-	case added > 0:
+	case outcome == "changed", res.Created:
+	case res.Entries > 0:
 		outcome = "grew"
 	default:
 		outcome = "unchanged"
 	}
-	return name, outcome, added, nil
+	return res.Name, outcome, res.Entries, nil
 }
 
 // shared returns the id of the last entry the session holds that tmp holds

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -24,7 +23,6 @@ import (
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/filestore"
-	"github.com/panto-dev/panto/pkg/pgstore"
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
@@ -533,29 +531,31 @@ func (h *wholeLines) Write(p []byte) (int, error) {
 }
 
 // database opens the database a --to or --from flag names.
-func database(ctx context.Context, url string) (*pgstore.PG, error) {
+func database(url string, io cli.IO) (store.Store, error) {
 	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
-		return nil, exitcode.Usagef("%q is not a database URL: give postgres://…", store.Redact(url))
+		return nil, exitcode.Usagef("%s is not a database URL: give postgres://…", store.Redact(url))
 	}
-	db, err := pgstore.Open(ctx, url)
-	switch {
-	case errors.Is(err, store.ErrBadURL):
-		return nil, exitcode.New(exitcode.Usage, err)
-	case err != nil:
-		return nil, exitcode.New(exitcode.Failure, err)
+	return stores.Open(url, io)
+}
+
+// files is the file store, which push reads and pull writes.
+func files(st store.Store, what string) (*filestore.Files, error) {
+	fs, ok := st.(*filestore.Files)
+	if !ok {
+		return nil, exitcode.Usagef("%s: run it without --store (or PANTO_STORE) and name the database with --to or --from", what)
 	}
-	return db, nil
+	return fs, nil
 }
 
 // run pushes every session file the arguments name (all of the sessions
 // base without any). A file that cannot be pushed is reported, the others
 // are pushed, and the exit code is 3.
 func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
-	fs, ok := st.(*filestore.Files)
-	if !ok {
-		return exitcode.Usagef("push copies file sessions: run it without --store (or PANTO_STORE) and name the database with --to")
+	fs, err := files(st, "push copies file sessions")
+	if err != nil {
+		return err
 	}
-	db, err := database(ctx, c.To)
+	db, err := database(c.To, io)
 	if err != nil {
 		return err
 	}
@@ -574,14 +574,17 @@ func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
 	var sessions, pushed, had, failed int64
 	for _, arg := range paths {
 		fs.Each(ctx, arg, func(path string, err error) error {
-			var res pgstore.Pushed
+			var res *store.Received
 			if err == nil {
-				res, err = db.Push(ctx, path)
+				res, err = push(ctx, fs, db, path)
 			}
 			if err != nil {
 				failed++
 				cli.Errorf(io.Stderr, name, "push %s: %v", path, err)
 				return nil
+			}
+			if res.Ahead {
+				cli.Warnf(io.Stderr, name, "%s: the database holds entries this file lacks: nothing to push (pull it)", path)
 			}
 			sessions++
 			pushed += res.Entries
@@ -596,13 +599,23 @@ func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
 	return nil
 }
 
+// push copies one session file into the database.
+func push(ctx context.Context, fs *filestore.Files, db store.Store, path string) (*store.Received, error) {
+	r, err := fs.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return db.Receive(ctx, r)
+}
+
 // run pulls the session into the file store, at the path of its own cwd.
 func (c *pullCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
-	fs, ok := st.(*filestore.Files)
-	if !ok {
-		return exitcode.Usagef("pull writes a session file: run it without --store (or PANTO_STORE) and name the database with --from")
+	fs, err := files(st, "pull writes a session file")
+	if err != nil {
+		return err
 	}
-	db, err := database(ctx, c.From)
+	db, err := database(c.From, io)
 	if err != nil {
 		return err
 	}
@@ -616,26 +629,14 @@ func (c *pullCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 		return storeError(err, c.ID)
 	}
 	defer r.Close()
-	cwd := session.Classify(firstLine(whole(r))).Cwd
-	dir, err := fs.Env.ProjectDir(cwd)
+	res, err := fs.Receive(ctx, r)
 	if err != nil {
-		return exitcode.New(exitcode.Usage, err)
+		return storeError(err, id)
 	}
-	path := filepath.Join(dir, catalog.FileName(id))
-	n, err := fs.Receive(path, whole(r))
-	if err != nil {
-		return storeError(err, path)
+	if res.Ahead {
+		cli.Warnf(io.Stderr, name, "%s holds entries the database lacks: nothing to pull (push it)", res.Name)
 	}
-	cli.Notef(io.Stderr, name, "pulled %d bytes of session %s into %s", n, id, path)
-	_, err = fmt.Fprintln(out, path)
+	cli.Notef(io.Stderr, name, "pulled %d bytes of session %s into %s", res.Bytes, id, res.Name)
+	_, err = fmt.Fprintln(out, res.Name)
 	return err
-}
-
-// whole reads r from its start.
-func whole(r store.Reader) io.Reader { return io.NewSectionReader(r, 0, r.Size()) }
-
-// firstLine reads the first line of r (the header).
-func firstLine(r io.Reader) []byte {
-	b, _ := bufio.NewReader(r).ReadSlice('\n')
-	return bytes.TrimSuffix(b, []byte("\n"))
 }

@@ -3,106 +3,145 @@ package filestore
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
-// Receive makes the file at path hold the session r reads (a session
-// file's bytes, from another store), incrementally: a missing file is
-// created whole and atomically; an existing one must hold a prefix of r,
+// Receive makes the file of the session src holds (at the sessions
+// directory of its header's cwd) hold it, incrementally: a missing file is
+// created whole and atomically; an existing one must hold a prefix of src,
 // byte for byte, and gets the rest appended under the writer's lock, in
-// whole lines, fsynced, cut back on any error. Nothing is ever
-// overwritten: a file that differs from r is store.ErrConflict. It returns
-// how many bytes were added.
-func (fs *Files) Receive(path string, r io.Reader) (int64, error) {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		var n int64
+// whole lines, fsynced, cut back on any error. Nothing is ever overwritten:
+// a file that differs from src, longer or shorter, is store.ErrConflict.
+// A file that holds all of src and more is left as it is (Had > Entries
+// of src: nothing to add). src is checked first (store.CheckSource), and
+// the path made from its id and cwd must lie under the sessions base.
+func (fs *Files) Receive(_ context.Context, src store.Source) (*store.Received, error) {
+	l, err := store.CheckSource(src, "the session received")
+	if err != nil {
+		return nil, err
+	}
+	path, err := fs.pathOf(l.Header.ID, l.Header.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	res := &store.Received{Name: path, ID: l.Header.ID}
+	// Only src's complete lines are received: a torn tail never is.
+	whole := io.NewSectionReader(src, 0, l.Good)
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		err := place(path, func(w io.Writer) error {
-			var err error
-			n, err = io.Copy(w, r)
+			_, err := io.Copy(w, whole)
 			return err
 		})
-		return n, err
+		if err == nil {
+			res.Created, res.Entries, res.Bytes = true, int64(len(l.Nodes)), l.Good
+			return res, nil
+		}
+		if !errors.Is(err, store.ErrExists) {
+			return nil, err
+		}
+		// Another receiver created it first: compare with what it wrote.
 	}
 	f, fi, err := OpenLocked(path, fs.Wait)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer f.Close()
-	l, err := scanAll(f, fi, path)
+	mine, err := scanAll(f, fi, path)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	if err := writable(path, l); err != nil {
-		return 0, err
+	if err := writable(path, mine); err != nil {
+		return nil, err
 	}
-	// The file's complete lines must be the first bytes of r.
-	br := bufio.NewReaderSize(r, 1<<20)
-	mine := bufio.NewReaderSize(io.NewSectionReader(f, 0, l.Good), 1<<20)
-	a, b := make([]byte, 64<<10), make([]byte, 64<<10)
-	for left := l.Good; left > 0; {
-		k := int(min(left, int64(len(a))))
-		if _, err := io.ReadFull(mine, a[:k]); err != nil {
-			return 0, err
-		}
-		n, err := io.ReadFull(br, b[:k])
-		if err != nil && n < k {
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-				return 0, nil // the file is ahead: nothing to add
-			}
-			return 0, err
-		}
-		if !bytes.Equal(a[:k], b[:k]) {
-			return 0, fmt.Errorf("%w: %s differs from the session it would receive (local changes?): nothing written", store.ErrConflict, path)
-		}
-		left -= int64(k)
+	res.Had = int64(len(mine.Nodes))
+	// The shorter of the file's complete lines and src must be the first
+	// bytes of the other (both end in a newline there, so whole lines).
+	common := min(mine.Good, l.Good)
+	if same, err := equalReaders(io.NewSectionReader(f, 0, common), io.NewSectionReader(src, 0, common)); err != nil {
+		return nil, err
+	} else if !same {
+		return res, fmt.Errorf("%w: %s differs from the session it would receive (local changes?): nothing written", store.ErrConflict, path)
 	}
-	if size := fi.Size(); size > l.Good {
-		if _, err := CutAt(f, path, l.Good, size, 0); err != nil {
-			return 0, err
+	if mine.Good >= l.Good {
+		res.Ahead = mine.Good > l.Good
+		return res, nil // the file holds src already, or more
+	}
+	if size := fi.Size(); size > mine.Good {
+		if _, err := CutAt(f, path, mine.Good, size, 0); err != nil {
+			return nil, err
 		}
 	}
 	index.Forget(fs.CacheDir, path)
-	// The rest, in whole lines.
-	added, chunk := int64(0), make([]byte, 0, 1<<20)
-	fail := func(err error) (int64, error) {
-		if terr := f.Truncate(l.Good); terr != nil {
-			return 0, fmt.Errorf("%w; cutting back also failed: %v (run panto-fsck --repair %s)", err, terr, path)
+	fail := func(err error) (*store.Received, error) {
+		if terr := f.Truncate(mine.Good); terr != nil {
+			return nil, fmt.Errorf("%w; cutting back also failed: %v (run panto-fsck --repair %s)", err, terr, path)
 		}
-		return 0, err
+		return nil, err
 	}
+	if _, err := f.Seek(mine.Good, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	n, err := io.Copy(f, bufio.NewReaderSize(io.NewSectionReader(src, mine.Good, l.Good-mine.Good), 1<<20))
+	if err != nil {
+		return fail(err)
+	}
+	if err := fsync(f); err != nil {
+		return fail(err)
+	}
+	res.Bytes = n
+	res.Entries = int64(len(l.Nodes)) - res.Had
+	return res, nil
+}
+
+// equalReaders compares what a and b read, to their ends.
+func equalReaders(a, b io.Reader) (bool, error) {
+	x, y := make([]byte, 64<<10), make([]byte, 64<<10)
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			chunk = append(chunk, line...)
-			continue
+		n, errA := io.ReadFull(a, x)
+		m, errB := io.ReadFull(b, y)
+		if !bytes.Equal(x[:n], y[:m]) {
+			return false, nil
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fail(err)
+		done := errors.Is(errA, io.EOF) || errors.Is(errA, io.ErrUnexpectedEOF)
+		if errA != nil && !done {
+			return false, errA
 		}
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			chunk = append(chunk, line...)
+		if errB != nil && !errors.Is(errB, io.EOF) && !errors.Is(errB, io.ErrUnexpectedEOF) {
+			return false, errB
 		}
-		if len(chunk) >= 1<<20 || err != nil && len(chunk) > 0 {
-			if _, werr := f.Write(chunk); werr != nil {
-				return fail(werr)
-			}
-			added += int64(len(chunk))
-			chunk = chunk[:0]
-		}
-		if err != nil {
-			break
+		if done {
+			return true, nil
 		}
 	}
-	if added > 0 {
-		if err := fsync(f); err != nil {
-			return fail(err)
-		}
+}
+
+// pathOf is the path of the session id of cwd: a file of the sessions
+// directory of cwd, which must lie under the sessions base, whatever the
+// id and the cwd hold (they may come from a database row).
+func (fs *Files) pathOf(id, cwd string) (string, error) {
+	base, err := fs.Env.BaseDir()
+	if err != nil {
+		return "", err
 	}
-	return added, nil
+	dir, err := fs.Env.ProjectDir(cwd)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, catalog.FileName(id))
+	rel, err := filepath.Rel(base, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) ||
+		filepath.Dir(filepath.Dir(rel)) != "." || filepath.Base(path) != catalog.FileName(id) {
+		return "", fmt.Errorf("%w: session %q of cwd %q would be written at %s, outside the sessions base %s: nothing written", store.ErrNeedsFsck, id, cwd, path, base)
+	}
+	return path, nil
 }

@@ -77,3 +77,15 @@ func (Null) Close() error { return nil }
 func (Null) Each(_ context.Context, arg string, fn func(string, error) error) error {
 	return fn(arg, fmt.Errorf("%w: %s (the null store keeps nothing)", store.ErrNoSuchSession, arg))
 }
+
+// Receive checks the session as any store does and keeps nothing: every
+// session is new.
+func (Null) Receive(_ context.Context, src store.Source) (*store.Received, error) {
+	l, err := store.CheckSource(src, "the session received")
+	if err != nil {
+		return nil, err
+	}
+	return &store.Received{Name: l.Header.ID, ID: l.Header.ID, Created: true}, nil
+}
+
+var _ store.Store = Null{}

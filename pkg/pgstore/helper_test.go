@@ -77,7 +77,7 @@ func helper(mode string, args []string) int {
 			return 3
 		}
 	case "push":
-		if _, err := p.Push(ctx, args[0]); err != nil {
+		if _, err := pushFile(ctx, p, args[0]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 3
 		}
@@ -166,4 +166,26 @@ func (s server) pgctl(t *testing.T, args string) {
 	if out, err := exec.Command("bash", "-c", s.ctl+" "+args).CombinedOutput(); err != nil {
 		t.Fatalf("pg_ctl %s: %v\n%s", args, err, out)
 	}
+}
+
+// fileSource is a session file to receive.
+type fileSource struct {
+	*os.File
+	size int64
+}
+
+func (f fileSource) Size() int64 { return f.size }
+
+// pushFile receives the session file at path into the database.
+func pushFile(ctx context.Context, p *PG, path string) (*store.Received, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return p.Receive(ctx, fileSource{f, fi.Size()})
 }

@@ -102,7 +102,7 @@ func TestPushExport(t *testing.T) {
 	p := open(t, testDB(t))
 	ctx := context.Background()
 	path := sessionFile(t, t.TempDir(), 5)
-	res, err := p.Push(ctx, path)
+	res, err := pushFile(ctx, p, path)
 	if err != nil || res.Entries != 21 || res.Had != 0 {
 		t.Fatalf("push: %+v %v", res, err)
 	}
@@ -115,7 +115,7 @@ func TestPushExport(t *testing.T) {
 	if err != nil || a.Damaged() {
 		t.Fatalf("fsck: %+v %v", a.Findings, err)
 	}
-	if again, err := p.Push(ctx, path); err != nil || again.Entries != 0 || again.Had != 21 {
+	if again, err := pushFile(ctx, p, path); err != nil || again.Entries != 0 || again.Had != 21 {
 		t.Fatalf("second push: %+v %v", again, err)
 	}
 	// Grown by an append to the file: only the new entries go.
@@ -123,7 +123,7 @@ func TestPushExport(t *testing.T) {
 	if _, err := fs.Append(ctx, path, []store.Msg{{Raw: session.TextMessage("user", "more"), Role: "user"}}, store.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if grown, err := p.Push(ctx, path); err != nil || grown.Entries != 1 {
+	if grown, err := pushFile(ctx, p, path); err != nil || grown.Entries != 1 {
 		t.Fatalf("push of the grown file: %+v %v", grown, err)
 	}
 	want, _ = os.ReadFile(path)
@@ -143,7 +143,7 @@ func TestPushConflict(t *testing.T) {
 	p := open(t, testDB(t))
 	ctx := context.Background()
 	path := sessionFile(t, t.TempDir(), 2)
-	res, err := p.Push(ctx, path)
+	res, err := pushFile(ctx, p, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestPushConflict(t *testing.T) {
 	i := bytes.Index(b, []byte("a.txt"))
 	b[i] = 'A' // an entry the database has, with other bytes (same length)
 	os.WriteFile(path, b, 0o600)
-	if _, err := p.Push(ctx, path); !errors.Is(err, store.ErrConflict) {
+	if _, err := pushFile(ctx, p, path); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("push of a changed file: %v, want ErrConflict", err)
 	}
 	if after := readAll(t, p, res.ID); !bytes.Equal(after, before) {
@@ -176,7 +176,7 @@ func TestPushKilled(t *testing.T) {
 		cmd.Wait()
 	}
 	p := open(t, u)
-	if _, err := p.Push(context.Background(), path); err != nil {
+	if _, err := pushFile(context.Background(), p, path); err != nil {
 		t.Fatal(err)
 	}
 	id := catalog.IDFromPath(path)
@@ -397,7 +397,7 @@ func TestColumns(t *testing.T) {
 	p := open(t, testDB(t))
 	ctx := context.Background()
 	path := sessionFile(t, t.TempDir(), 3)
-	if _, err := p.Push(ctx, path); err != nil {
+	if _, err := pushFile(ctx, p, path); err != nil {
 		t.Fatal(err)
 	}
 	var turns, input, output, cacheWrite1h int64

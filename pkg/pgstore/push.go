@@ -10,53 +10,37 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
-// Pushed is what a push did to one session.
-type Pushed struct {
-	ID      string
-	Entries int64 // entries copied now
-	Had     int64 // entries the database had already
-}
-
-// Push copies the session file at path into the database: only the
+// Receive copies the session src holds into the database: only the
 // entries not there yet, in one transaction, so a push killed half way
 // leaves the session as it was and a rerun copies every entry exactly
 // once. A torn tail is never pushed. The entries the database has must be
-// the file's first ones, byte for byte (compared by length and CRC-32C):
-// an entry that exists with other bytes is an error, and nothing is
-// overwritten.
-func (p *PG) Push(ctx context.Context, path string) (Pushed, error) {
+// src's first ones, byte for byte (compared by length and CRC-32C): an
+// entry that exists with other bytes is an error, and nothing is
+// overwritten; a src that holds fewer is left out (nothing to add). A
+// src that is no clean session, a parent cycle included, is refused
+// (store.CheckSource).
+func (p *PG) Receive(ctx context.Context, src store.Source) (*store.Received, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	f, err := filestore.OpenRead(path)
+	l, err := store.CheckSource(src, "the session received")
 	if err != nil {
-		return Pushed{}, err
-	}
-	defer f.Close()
-	if !f.Regular() {
-		return Pushed{}, fmt.Errorf("%s is not a regular file", path)
-	}
-	l, err := scan.Scan(io.NewSectionReader(f, 0, f.Size()), scan.ScanOptions{})
-	if err != nil {
-		return Pushed{}, err
-	}
-	if err := pushable(path, l); err != nil {
-		return Pushed{}, err
+		return nil, err
 	}
 	h := l.Header
 	header := make([]byte, 0, 256)
-	rd := scan.NewReader(io.NewSectionReader(f, 0, l.Good), 0)
+	rd := scan.NewReader(io.NewSectionReader(src, 0, l.Good), 0)
 	first, _, _, err := rd.Next()
 	if err != nil {
-		return Pushed{}, err
+		return nil, err
 	}
 	header = append(header, first...)
-	res := Pushed{ID: h.ID}
+	res := &store.Received{Name: h.ID, ID: h.ID}
+	path := "the session " + h.ID
 	err = pgx.BeginFunc(ctx, p.conn, func(tx pgx.Tx) error {
 		st, err := p.lock(ctx, tx, h.ID, false)
 		if err != nil {
@@ -68,13 +52,26 @@ func (p *PG) Push(ctx context.Context, path string) (Pushed, error) {
 				created = &t
 			}
 			origin := session.Field(header, "origin")
-			if _, err := tx.Exec(ctx, `INSERT INTO panto_sessions (id, cwd, created, origin, header, bytes) VALUES ($1, $2, $3, $4, $5, $6)`,
-				h.ID, h.Cwd, created, jsonOrNil(origin), header, int64(len(header))+1); err != nil {
+			// A racing creator's row is waited for (it commits or not), never
+			// taken for an entry with other bytes.
+			tag, err := tx.Exec(ctx, `INSERT INTO panto_sessions (id, cwd, created, origin, header, bytes) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+				h.ID, h.Cwd, created, jsonOrNil(origin), header, int64(len(header))+1)
+			if err != nil {
 				return err
 			}
-			st.bytes = int64(len(header)) + 1
-		} else if err := p.sameHeader(ctx, tx, h.ID, header); err != nil {
-			return err
+			if tag.RowsAffected() == 1 {
+				st.bytes = int64(len(header)) + 1
+				res.Created = true
+			} else if st, err = p.lock(ctx, tx, h.ID, false); err != nil {
+				return err
+			} else if !st.exists {
+				return fmt.Errorf("%w: session %s: created and removed meanwhile: try again", store.ErrBusy, h.ID)
+			}
+		}
+		if !res.Created {
+			if err := p.sameHeader(ctx, tx, h.ID, header); err != nil {
+				return err
+			}
 		}
 		res.Had = st.entries
 		n, err := p.samePrefix(ctx, tx, h.ID, st.entries, rd, path)
@@ -82,7 +79,8 @@ func (p *PG) Push(ctx context.Context, path string) (Pushed, error) {
 			return err
 		}
 		if n < st.entries {
-			return fmt.Errorf("%w: session %s: the database has %d entries, %s only %d: pull it instead", store.ErrConflict, h.ID, st.entries, path, n)
+			res.Ahead = true
+			return nil // the database holds all of src, and more
 		}
 		src := &lines{rd: rd, id: h.ID, st: &st}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"panto_entries"}, entryColumns, src); err != nil {
@@ -106,33 +104,18 @@ func (p *PG) Push(ctx context.Context, path string) (Pushed, error) {
 	})
 	if err != nil {
 		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "23505" {
-			return res, fmt.Errorf("%w: session %s: an entry id of %s is already in the database with other bytes: nothing was pushed", store.ErrConflict, h.ID, path)
+		if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "panto_entries_id" {
+			return res, fmt.Errorf("%w: session %s: an entry id is already in the database with other bytes: nothing was pushed", store.ErrConflict, h.ID)
 		}
-		if isStoreError(err) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNeedsFsck) {
+		if errors.Is(err, store.ErrConflict) {
 			return res, err
 		}
-		return res, p.fail("push "+path, err)
+		if isStoreError(err) || errors.Is(err, store.ErrNeedsFsck) {
+			return nil, err
+		}
+		return nil, p.fail("push session "+h.ID, err)
 	}
 	return res, nil
-}
-
-// pushable refuses a file a push must not copy: without a valid header,
-// damaged before its end, or of a newer version.
-func pushable(path string, l *scan.Log) error {
-	switch {
-	case !l.HeaderOK:
-		return fmt.Errorf("%w: %s has no valid session header", store.ErrNeedsFsck, path)
-	case !session.IsUUID(l.Header.ID):
-		return fmt.Errorf("%w: %s: the session id %q is not a UUID", store.ErrNeedsFsck, path, l.Header.ID)
-	case l.Header.Version > session.Version:
-		return fmt.Errorf("%w: %s is format version %d", store.ErrNewerVersion, path, l.Header.Version)
-	case len(l.Corrupt) > 0 && l.Corrupt[0].Off < l.Good, len(l.Headers) > 0:
-		return fmt.Errorf("%w: %s is damaged before its end", store.ErrNeedsFsck, path)
-	case len(l.DupIDs) > 0:
-		return fmt.Errorf("%w: %s repeats entry id %s", store.ErrNeedsFsck, path, l.DupIDs[0].ID)
-	}
-	return nil
 }
 
 func jsonOrNil(b []byte) any {

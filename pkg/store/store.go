@@ -41,8 +41,26 @@ type Store interface {
 	// simply deleted. A nil Cut means there was nothing to cut.
 	Truncate(ctx context.Context, name, after string) (*Cut, error)
 	// Open opens a session to read it as a session file's bytes: the
-	// header line, then the entry lines in order.
+	// header line, then the entry lines in order. What another store or
+	// another writer put there is input: a session that is not one (a
+	// line that is not one complete JSON object, a header that does not
+	// match where it is kept, entries whose parents do not come before
+	// them) is an error, never handed on.
 	Open(ctx context.Context, name string) (Reader, error)
+	// Receive makes the store hold the session src holds (a session
+	// file's bytes, from another store or a conversion), incrementally:
+	// created whole when the store has no session of its id, else only
+	// the entries it lacks appended, in one batch. The entries it holds
+	// must be src's first, byte for byte: a session that differs is
+	// ErrConflict and nothing is written, never overwritten (the Received
+	// returned with it names the session). A store that holds all of src
+	// and more has nothing to add. A src that
+	// is no clean session (no valid header, an id that is not a UUID,
+	// damage before its end, a repeated entry id, a parent cycle) is
+	// ErrNeedsFsck. The store names the session itself (a file of its
+	// cwd's project directory, checked to be under the sessions base;
+	// the id in a database).
+	Receive(ctx context.Context, src Source) (*Received, error)
 	// List describes the sessions of cwd (of every cwd with all), newest
 	// activity first. What cannot be a session is given to skip.
 	List(ctx context.Context, cwd string, all bool, skip func(error)) ([]Summary, error)
@@ -67,6 +85,36 @@ type Reader interface {
 	Size() int64
 	Close() error
 }
+
+// Source is a session to receive: a session file's bytes, readable at any
+// offset (a Reader of another store, or a file).
+type Source interface {
+	io.ReaderAt
+	Size() int64
+}
+
+// Received is what a Receive did.
+type Received struct {
+	Name    string // the session's name in the store
+	ID      string // its id
+	Created bool   // the store had no session of that id
+	Had     int64  // entries the store held already
+	Entries int64  // entries added now
+	Bytes   int64  // bytes added, as a session file counts them
+	Ahead   bool   // the store holds all of src and entries src lacks
+}
+
+// The optional interfaces a store or a Reader may have, beside Store:
+//
+//   - SetWait(time.Duration), on a store: how long its writers wait for
+//     another writer's lock (files and PostgreSQL); internal/stores.SetWait
+//     calls it where it exists.
+//   - Dev() uint64 and Ino() uint64, on a Reader: the identity of the file
+//     it reads (the file store), so that a file named twice is read once
+//     (panto-cost). A wrapper that drops them turns that off silently:
+//     keep them when wrapping a Reader.
+//   - Regular() bool, on the file store's Reader: whether it reads a
+//     regular file.
 
 // Summary describes one session in a listing.
 type Summary struct {
