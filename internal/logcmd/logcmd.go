@@ -23,6 +23,7 @@ import (
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/filestore"
+	"github.com/panto-dev/panto/pkg/pgstore"
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
@@ -531,11 +532,18 @@ func (h *wholeLines) Write(p []byte) (int, error) {
 }
 
 // database opens the database a --to or --from flag names.
-func database(url string, io cli.IO) (store.Store, error) {
+func database(ctx context.Context, url string) (*pgstore.PG, error) {
 	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
-		return nil, exitcode.Usagef("%s is not a database URL: give postgres://…", store.Redact(url))
+		return nil, exitcode.Usagef("%q is not a database URL: give postgres://…", store.Redact(url))
 	}
-	return stores.Open(url, io)
+	db, err := pgstore.Open(ctx, url)
+	switch {
+	case errors.Is(err, store.ErrBadURL):
+		return nil, exitcode.New(exitcode.Usage, err)
+	case err != nil:
+		return nil, exitcode.New(exitcode.Failure, err)
+	}
+	return db, nil
 }
 
 // files is the file store, which push reads and pull writes.
@@ -555,7 +563,7 @@ func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
 	if err != nil {
 		return err
 	}
-	db, err := database(c.To, io)
+	db, err := database(ctx, c.To)
 	if err != nil {
 		return err
 	}
@@ -615,7 +623,7 @@ func (c *pullCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 	if err != nil {
 		return err
 	}
-	db, err := database(c.From, io)
+	db, err := database(ctx, c.From)
 	if err != nil {
 		return err
 	}

@@ -140,4 +140,5 @@ func (fs *Files) SetWait(d time.Duration) { fs.Wait = d }
 func (fs *Files) Each(_ context.Context, arg string, fn func(string, error) error) error {
 	return catalog.Walk(arg, fn)
 }
+
 var _ store.Store = (*Files)(nil)

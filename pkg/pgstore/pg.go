@@ -278,4 +278,5 @@ var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc
 
 // crc is the checksum push compares lines by.
 func crc(line []byte) int32 { return int32(crc32.Checksum(line, castagnoli())) }
+
 var _ store.Store = (*PG)(nil)
