@@ -1,0 +1,312 @@
+package panto_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// pgServer is a PostgreSQL server of a test's own, started with
+// scripts/pg, for the tests that stop it (the server scripts/test starts
+// is shared by every test).
+type pgServer struct{ url, ctl string }
+
+func ownPG(t *testing.T) pgServer {
+	t.Helper()
+	if os.Getenv("PANTO_TEST_PG") == "" {
+		t.Skip("PANTO_TEST_PG is not set: ./scripts/test starts a PostgreSQL server for these tests")
+	}
+	dir, err := os.MkdirTemp("", "panto-pg-follow-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", "-c", `. scripts/pg; pg_start "$1" >&2 && printf '%s\n%s\n' "$PANTO_TEST_PG" "$PANTO_TEST_PGCTL"`, "bash", dir).Output()
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("start a server: %v", err)
+	}
+	lines := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)
+	s := pgServer{url: lines[0], ctl: lines[1]}
+	t.Cleanup(func() {
+		exec.Command("bash", "-c", s.ctl+" stop -m immediate").Run()
+		os.RemoveAll(dir)
+	})
+	return s
+}
+
+func (s pgServer) pgctl(t *testing.T, args string) {
+	if out, err := exec.Command("bash", "-c", s.ctl+" "+args).CombinedOutput(); err != nil {
+		t.Errorf("pg_ctl %s: %v\n%s", args, err, out)
+	}
+}
+
+// sh runs a command with env and returns its stdout; a failure fails the
+// test.
+func sh(t *testing.T, env []string, stdin string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, errb.String())
+	}
+	return out.String()
+}
+
+const followPair = `{"role":"user","content":[{"type":"text","text":"hello"}]}
+{"role":"assistant","content":[{"type":"text","text":"hi"}],"provider":"p","model":"m","stopReason":"stop","usage":{"input":3,"output":1}}
+`
+
+// waitAgree waits until push --status says every session file and the
+// database agree.
+func waitAgree(t *testing.T, env []string, url string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		cmd := exec.Command("panto-log", "push", "--status", "--to", url)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower did not catch up in %s:\n%s", within, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// follower is a panto-log push --follow (or import --follow) child.
+type followerProc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+}
+
+func startFollower(t *testing.T, env []string, args ...string) *followerProc {
+	t.Helper()
+	cmd := exec.Command("panto-log", args...)
+	cmd.Env = env
+	f := &followerProc{cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = f.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *followerProc) kill() {
+	f.cmd.Process.Signal(syscall.SIGKILL)
+	f.cmd.Wait()
+}
+
+// TestFollowFaults: three writers append (through panto-log) to three
+// sessions while the follower is killed with SIGKILL at random moments and
+// started again, and the server is stopped (immediate) and started again.
+// At the end every session in the database is its file byte for byte, no
+// entry twice, none missing; a truncate reached panto_cuts; a deleted
+// file's session is whole in the database.
+func TestFollowFaults(t *testing.T) {
+	srv := ownPG(t)
+	dir := t.TempDir()
+	base := filepath.Join(dir, "sessions")
+	env := append(os.Environ(), "PANTO_SESSION_DIR="+base, "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "XDG_DATA_HOME="+filepath.Join(dir, ".data"))
+	files := make([]string, 3)
+	for i := range files {
+		files[i] = filepath.Join(base, fmt.Sprintf("--proj%d--", i), fmt.Sprintf("w%d.jsonl", i))
+		sh(t, env, followPair, "panto-log", "append", "-q", "--provider", "p", "--model", "m", files[i])
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 22))
+	t.Logf("seed %d", time.Now().UnixNano())
+
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 100 {
+				cmd := exec.Command("panto-log", "append", "-q", "--user", fmt.Sprintf("writer %d line %d", i, n), f)
+				cmd.Env = env
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("append: %v: %s", err, out)
+					return
+				}
+				time.Sleep(time.Duration(5+n%7*5) * time.Millisecond)
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+
+	// The follower, killed at random points; the server stopped once, with a
+	// follower running across the stop.
+	kills, stopped := 0, false
+	var retried bool
+	for running := true; running; {
+		f := startFollower(t, env, "push", "--follow", "--to", srv.url)
+		wait := time.Duration(30+rng.IntN(400)) * time.Millisecond
+		if kills == 3 && !stopped {
+			time.Sleep(100 * time.Millisecond)
+			srv.pgctl(t, "stop -m immediate")
+			time.Sleep(800 * time.Millisecond)
+			srv.pgctl(t, "start")
+			stopped = true
+			wait = time.Second // it catches up by itself
+		}
+		select {
+		case <-done:
+			running = false
+		case <-time.After(wait):
+		}
+		f.kill()
+		kills++
+		if strings.Contains(f.stderr.String(), "retrying in") {
+			retried = true
+		}
+	}
+	if !retried {
+		t.Errorf("no follower said it was retrying while the server was down")
+	}
+	t.Logf("%d kills", kills)
+
+	f := startFollower(t, env, "push", "--follow", "--to", srv.url)
+	defer func() { f.kill() }()
+	waitAgree(t, env, srv.url, 20*time.Second)
+
+	// A truncate reaches panto_cuts; the session goes on after it.
+	lines := strings.Split(strings.TrimSpace(readFile(t, files[0])), "\n")
+	after := regexp.MustCompile(`"id":"([0-9a-f]{8})"`).FindStringSubmatch(lines[10])[1]
+	cmd := exec.Command("panto-log", "truncate", "--after", after, files[0])
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("truncate: %v: %s", err, out)
+	}
+	cut := int64(len(lines) - 11)
+	waitAgree(t, env, srv.url, 10*time.Second)
+	sh(t, env, "", "panto-log", "append", "-q", "--user", "after the cut", files[0])
+
+	// A deleted file: the database keeps its session.
+	deleted := readFile(t, files[2])
+	if err := os.Remove(files[2]); err != nil {
+		t.Fatal(err)
+	}
+	sh(t, env, "", "panto-log", "append", "-q", "--user", "one more", files[1])
+	waitAgree(t, env, srv.url, 10*time.Second)
+	f.kill()
+
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, srv.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	for i, path := range files {
+		want := deleted
+		if i != 2 {
+			want = readFile(t, path)
+		}
+		id := regexp.MustCompile(`"id":"([0-9a-f-]{36})"`).FindStringSubmatch(want)[1]
+		got := sh(t, env, "", "panto-log", "--store", srv.url, "export", id)
+		if got != want {
+			t.Errorf("session %d: the database's export differs from the file (%d bytes, file %d)", i, len(got), len(want))
+		}
+		var n, distinct int64
+		if err := db.QueryRow(ctx, `SELECT count(*), count(DISTINCT id) FROM panto_entries WHERE session = $1`, id).Scan(&n, &distinct); err != nil {
+			t.Fatal(err)
+		}
+		if entries := int64(strings.Count(want, "\n") - 1); n != entries || distinct != entries {
+			t.Errorf("session %d: %d entries in the database (%d distinct ids), the file has %d", i, n, distinct, entries)
+		}
+		var cuts int64
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM panto_cuts WHERE session = $1`, id).Scan(&cuts); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int64{true: cut}[i == 0]; cuts != want {
+			t.Errorf("session %d: %d lines in panto_cuts, want %d", i, cuts, want)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestFollowClaude: a Claude Code transcript written line by line (its
+// responses in several copies, each grown by the next) is imported as it
+// grows and costs in the database what the file costs.
+func TestFollowClaude(t *testing.T) {
+	srv := ownPG(t)
+	dir := t.TempDir()
+	env := append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "XDG_DATA_HOME="+filepath.Join(dir, ".data"))
+	src := filepath.Join(dir, ".claude", "projects", "-home-u-proj")
+	if err := os.MkdirAll(src, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f := startFollower(t, env, "import", "--follow", "--to", srv.url) // no paths: the agents' own places
+	defer func() { f.kill() }()
+	fixture := readFile(t, "testdata/follow/claude.jsonl")
+	log := filepath.Join(src, "0a9a8045-53e9-44b1-83fb-aafc6e1f4f0b.jsonl")
+	w, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.SplitAfter(fixture, "\n") {
+		w.WriteString(line)
+		time.Sleep(150 * time.Millisecond)
+	}
+	w.Close()
+	want := total(sh(t, env, "", "panto-cost", "--format", "jsonl", log))
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		cmd := exec.Command("panto-cost", "--store", srv.url, "--all", "--format", "jsonl")
+		cmd.Env = env
+		out, _ := cmd.Output()
+		got := total(string(out))
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the database costs\n%s\nthe file\n%s\nfollower:\n%s", got, want, f.stderr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// History the agent deletes stays in the database.
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	out := sh(t, env, "", "panto-cost", "--store", srv.url, "--all", "--format", "jsonl")
+	if total(out) != want {
+		t.Errorf("after the log was deleted the database costs\n%s", total(out))
+	}
+}
+
+// total is the "by":"total" line of a jsonl cost report.
+func total(report string) string {
+	for _, l := range strings.Split(report, "\n") {
+		if strings.HasPrefix(l, `{"by":"total"`) {
+			return l
+		}
+	}
+	return ""
+}
