@@ -152,6 +152,9 @@ func TestFollowFaults(t *testing.T) {
 	}
 	go func() { wg.Wait(); close(done) }()
 
+	// A second follower of the same files all along (polling, not
+	// watching): two followers never double a line.
+	second := startFollower(t, env, "push", "--follow", "--poll", "20ms", "--to", srv.url)
 	// The follower, killed at random points; the server stopped once, with a
 	// follower running across the stop.
 	kills, stopped := 0, false
@@ -177,6 +180,10 @@ func TestFollowFaults(t *testing.T) {
 		if strings.Contains(f.stderr.String(), "retrying in") {
 			retried = true
 		}
+	}
+	second.kill()
+	if regexp.MustCompile(`(?m)^panto-log: error:`).MatchString(second.stderr.String()) {
+		t.Errorf("the second follower failed:\n%s", second.stderr)
 	}
 	if !retried {
 		t.Errorf("no follower said it was retrying while the server was down")
