@@ -25,21 +25,23 @@ import (
 const name = "panto-cost"
 
 type grammar struct {
-	Version   kong.VersionFlag `help:"Print the version and exit."`
-	Paths     []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
-	All       bool             `help:"Every session of the store."`
-	From      string           `enum:"claude,codex,pi,all," default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), or all three." placeholder:"AGENT"`
-	Store     string           `help:"${storehelp}" placeholder:"URL"`
-	Pricing   string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json (default: $XDG_CONFIG_HOME/panto/models.toml)." placeholder:"FILE"`
-	By        string           `enum:"turn,session,model,day,week,month,project,agent" default:"session" help:"Rows: turn, session, model, day, week, month, project or agent (panto, claude, codex, pi)."`
-	Breakdown bool             `help:"Under each row, a row per model (not with --by turn or model)."`
-	Format    string           `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
-	JSON      bool             `name:"json" help:"The same as --format json."`
-	Since     string           `help:"Only turns on or after this day: YYYY-MM-DD, YYYYMMDD, today, yesterday, or Nd / Nw (N days or weeks before today)." placeholder:"DATE"`
-	Until     string           `help:"Only turns on or before this day (as --since)." placeholder:"DATE"`
-	Timezone  string           `short:"z" help:"The IANA time zone of days, weeks, months and of --since/--until (default: the local zone, from TZ)." placeholder:"ZONE"`
-	Compact   bool             `xor:"width" help:"A table of few columns (the row, turns, tokens, cost), whatever the width."`
-	Wide      bool             `xor:"width" help:"Every column of the table, however wide (by default a table on a terminal fits its width)."`
+	Version     kong.VersionFlag `help:"Print the version and exit."`
+	Paths       []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
+	All         bool             `help:"Every session of the store."`
+	From        string           `enum:"claude,codex,pi,all," default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), or all three." placeholder:"AGENT"`
+	Store       string           `help:"${storehelp}" placeholder:"URL"`
+	Pricing     string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json, over the built-in prices: it adds models and replaces the built-in prices of those it names (default: $XDG_CONFIG_HOME/panto/models.toml, if there is one)." placeholder:"FILE"`
+	PricingOnly string           `name:"pricing-only" help:"Like --pricing, but the file's prices alone: the built-in table is not used." placeholder:"FILE"`
+	Prices      bool             `help:"Print the price table in use (where it came from, and every model's prices in USD per million tokens) and exit."`
+	By          string           `enum:"turn,session,model,day,week,month,project,agent" default:"session" help:"Rows: turn, session, model, day, week, month, project or agent (panto, claude, codex, pi)."`
+	Breakdown   bool             `help:"Under each row, a row per model (not with --by turn or model)."`
+	Format      string           `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
+	JSON        bool             `name:"json" help:"The same as --format json."`
+	Since       string           `help:"Only turns on or after this day: YYYY-MM-DD, YYYYMMDD, today, yesterday, or Nd / Nw (N days or weeks before today)." placeholder:"DATE"`
+	Until       string           `help:"Only turns on or before this day (as --since)." placeholder:"DATE"`
+	Timezone    string           `short:"z" help:"The IANA time zone of days, weeks, months and of --since/--until (default: the local zone, from TZ)." placeholder:"ZONE"`
+	Compact     bool             `xor:"width" help:"A table of few columns (the row, turns, tokens, cost), whatever the width."`
+	Wide        bool             `xor:"width" help:"Every column of the table, however wide (by default a table on a terminal fits its width)."`
 
 	loc *time.Location // of --timezone
 }
@@ -137,16 +139,30 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 			}
 		}
 	}
-	table, prices, err := pricing.ForFlag(g.Pricing, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
+	if g.Pricing != "" && g.PricingOnly != "" {
+		return 0, exitcode.Usagef("--pricing adds a file to the built-in prices, --pricing-only uses a file alone: give one")
+	}
+	file, only := g.Pricing, false
+	if g.PricingOnly != "" {
+		file, only = g.PricingOnly, true
+	}
+	set, err := pricing.Open(file, only, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
 	if err != nil {
 		return 0, err
 	}
+	table := newBook(set)
 	format := g.Format
 	if format == "" {
 		format = "jsonl"
-		if cli.IsTerminal(io.Stdout) {
+		if cli.IsTerminal(io.Stdout) || g.Prices {
 			format = "table"
 		}
+	}
+	if g.Prices {
+		if len(g.Paths) > 0 || g.All || g.From != "" {
+			return 0, exitcode.Usagef("--prices prints the price table and reads nothing: give no paths, --all or --from")
+		}
+		return exitcode.OK, writePrices(out, format, set)
 	}
 	var skip skipped
 	rows := map[string]*row{}
@@ -233,24 +249,28 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		}
 	}
 	for _, k := range missingList(total.missing) {
-		warn("no price for %s in the pricing file: its cost is unknown (add it to models.toml)", k)
+		warn("no price for %s in the price table: its cost is unknown (add it to models.toml)", k)
 	}
+	for _, k := range missingList(total.pricedAs) {
+		warn("priced %s: its provider is not in the price table, and only that model has its name", k)
+	}
+	prices := set.String()
 	switch format {
 	case "table":
-		if err = writeTable(out, g.By, order, total, g.tableWidth(io)); err == nil && strings.HasPrefix(prices, "built-in") {
+		if err = writeTable(out, g.By, order, total, g.tableWidth(io)); err == nil {
 			_, err = fmt.Fprintf(out, "prices: %s\n", prices)
 		}
 	case "json":
-		err = writeJSON(out, g.By, order, total, skip)
+		err = writeJSON(out, g.By, order, total, skip, prices)
 	case "html":
-		err = writeHTML(out, g.By, order, total, chart, skip)
+		err = writeHTML(out, g.By, order, total, chart, skip, prices)
 	default:
 		err = writeJSONL(out, g.By, order, total)
 	}
 	if err != nil {
 		return 0, err
 	}
-	if format != "table" && strings.HasPrefix(prices, "built-in") {
+	if format != "table" && len(set.Sources) == 1 && set.Builtin() {
 		warn("prices: %s (give --pricing or a models.toml to replace them)", prices)
 	}
 	if skip.corrupt+skip.torn+skip.invalid+skip.duplicate+skip.foreign > 0 {
@@ -275,7 +295,7 @@ func (g *grammar) key(t *turn) string {
 	local := t.time.In(g.loc)
 	switch g.By {
 	case "model":
-		return t.key.String()
+		return modelName(t.key, t.mode)
 	case "agent":
 		return t.agent
 	case "project":

@@ -29,20 +29,20 @@ func newChart(by string, loc *time.Location) *chart {
 	return &chart{unit: unit, period: grammar{By: unit, loc: loc}, periods: map[string]map[string]*row{}}
 }
 
-func (c *chart) add(t *turn, table pricing.Table) error {
+func (c *chart) add(t *turn, b *book) error {
 	period := c.period.key(t)
 	models := c.periods[period]
 	if models == nil {
 		models = map[string]*row{}
 		c.periods[period] = models
 	}
-	m := t.key.String()
+	m := modelName(t.key, t.mode)
 	r := models[m]
 	if r == nil {
 		r = newRow(m)
 		models[m] = r
 	}
-	return r.add(t, table)
+	return r.add(t, b)
 }
 
 // The chart's geometry, in SVG user units.
@@ -219,13 +219,18 @@ type reportView struct {
 	Total          reportRow
 	Chart          chartView
 	Skipped        map[string]int
+	Prices         string // where the prices came from
+	PricedByName   string // models priced by their name alone
 }
 
 // writeHTML writes the report as one self-contained page (SPEC §12): the
 // table of the rows and an inline SVG chart of cost by period, stacked by
 // model; no script, nothing fetched, every name escaped.
-func writeHTML(w io.Writer, by string, rows []*row, total *row, c *chart, skip skipped) error {
-	v := reportView{CSP: replay.PageCSP, By: by, Title: "panto-cost by " + by, Chart: c.view(), Skipped: map[string]int{}}
+func writeHTML(w io.Writer, by string, rows []*row, total *row, c *chart, skip skipped, prices string) error {
+	v := reportView{CSP: replay.PageCSP, By: by, Title: "panto-cost by " + by, Chart: c.view(), Skipped: map[string]int{}, Prices: prices}
+	if len(total.pricedAs) > 0 {
+		v.PricedByName = strings.Join(missingList(total.pricedAs), ", ")
+	}
 	for k, n := range skip.m() {
 		if n > 0 {
 			v.Skipped[k] = n
@@ -287,6 +292,7 @@ svg.chart .axis { stroke: var(--muted); stroke-width: 1; }
 </tbody></table></div>
 {{if .Total.Why}}<p class="note unknown">Unknown: {{.Total.Why}}. The cost shown is the known part.</p>{{end}}
 {{if .Skipped}}<p class="note">Skipped: {{range $k, $n := .Skipped}}{{$k}} {{$n}} {{end}}</p>{{end}}
+<p class="note">Prices: {{.Prices}}.{{if .PricedByName}} Priced by name (the provider is not in the price table; one model of the table has the name): {{.PricedByName}}.{{end}}</p>
 <p class="note">Costs are rounded to cents here (“*”: a part is unknown, the known part is shown); each cell's title, and panto-cost --format json, give them exactly.</p>
 </body>
 </html>

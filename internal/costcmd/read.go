@@ -22,6 +22,7 @@ type turn struct {
 	agent                   string    // the agent that wrote it: panto, claude, codex, pi
 	time                    time.Time // zero for message lines, which carry none
 	key                     pricing.Key
+	mode                    string // a billed mode other than the standard one: Claude's speed "fast", a service tier
 	usage                   pricing.Usage
 	hasUsage                bool
 	invalid                 bool   // an invalid entry (SPEC §2): its cost is unknown
@@ -155,7 +156,7 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 			}
 			t := &r.cur
 			*t = turn{session: r.session, project: r.project, agent: r.agent, entry: "line " + strconv.Itoa(e.Line), hasUsage: e.Reply.HasUsage,
-				response: e.Reply.Key, line: e.Line, foreign: true,
+				response: e.Reply.Key, line: e.Line, foreign: true, mode: e.Reply.Mode,
 				key: pricing.Key{Provider: r.intern(e.Provider), Model: r.intern(e.Model)}, usage: usageOf(e.Reply.Usage)}
 			if r.needTime {
 				if tm, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {

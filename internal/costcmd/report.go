@@ -24,6 +24,7 @@ type row struct {
 	tokens   pricing.Usage
 	cost     pricing.Cost
 	missing  map[string]bool // a model with no prices, or "model: price" for one lacking
+	pricedAs map[string]bool // "model as model": priced by its name alone
 	first    *turn           // --by turn: the turn itself
 	sortTime time.Time
 	subs     map[string]*row // --breakdown: the row's turns by model
@@ -32,7 +33,7 @@ type row struct {
 
 // sub is the row of t's model under r (--breakdown).
 func (r *row) sub(t *turn) *row {
-	k := t.key.String()
+	k := modelName(t.key, t.mode)
 	s := r.subs[k]
 	if s == nil {
 		if r.subs == nil {
@@ -57,11 +58,11 @@ func (r *row) sortSubs() {
 }
 
 func newRow(key string) *row {
-	return &row{key: key, cost: pricing.Zero(), missing: map[string]bool{}}
+	return &row{key: key, cost: pricing.Zero(), missing: map[string]bool{}, pricedAs: map[string]bool{}}
 }
 
 // add prices t and adds it to the row.
-func (r *row) add(t *turn, table pricing.Table) error {
+func (r *row) add(t *turn, b *book) error {
 	r.turns++
 	if t.time.After(r.sortTime) {
 		r.sortTime = t.time
@@ -76,19 +77,22 @@ func (r *row) add(t *turn, table pricing.Table) error {
 		r.cost.Known = false
 		return nil
 	}
-	p := table[t.key]
-	c, err := pricing.Of(p, t.usage)
+	f := b.find(t.key, t.mode)
+	c, err := pricing.Of(f.p, t.usage)
 	if err != nil {
 		return err
 	}
 	switch {
 	case c.Known:
-	case p == nil:
-		r.missing[t.key.String()] = true
+	case f.p == nil:
+		r.missing[f.reason] = true
 	default:
 		for _, name := range c.Missing.List() { // the price, not the model
-			r.missing[t.key.String()+": "+name] = true
+			r.missing[modelName(t.key, t.mode)+": "+name] = true
 		}
+	}
+	if f.as != "" {
+		r.pricedAs[modelName(t.key, t.mode)+" as "+f.as] = true
 	}
 	if err := r.tokens.Add(t.usage); err != nil {
 		return err
@@ -103,6 +107,9 @@ func (r *row) merge(o *row) error {
 	r.invalid += o.invalid
 	for k := range o.missing {
 		r.missing[k] = true
+	}
+	for k := range o.pricedAs {
+		r.pricedAs[k] = true
 	}
 	if err := r.tokens.Add(o.tokens); err != nil {
 		return err
@@ -140,7 +147,8 @@ type rowJSON struct {
 	TurnsWithoutUsage int        `json:"turnsWithoutUsage"`
 	InvalidTurns      int        `json:"invalidTurns"`
 	MissingPrices     []string   `json:"missingPrices"`
-	Models            []rowJSON  `json:"models,omitempty"` // --breakdown
+	Models            []rowJSON  `json:"models,omitempty"`       // --breakdown
+	PricedByName      []string   `json:"pricedByName,omitempty"` // "model as model": its provider is not in the price table
 }
 
 func (r *row) json(by string, total bool) rowJSON {
@@ -149,6 +157,9 @@ func (r *row) json(by string, total bool) rowJSON {
 		Tokens:    tokensJSON{u.Input, u.Output, u.CacheRead, u.CacheWrite, u.CacheWrite1h, u.Reasoning},
 		KnownCost: money{r.cost.Pico, pricing.USD(r.cost.Pico)}, UnpricedTokens: r.cost.Unpriced,
 		TurnsWithoutUsage: r.noUsage, InvalidTurns: r.invalid, MissingPrices: missingList(r.missing)}
+	if len(r.pricedAs) > 0 {
+		j.PricedByName = missingList(r.pricedAs)
+	}
 	if !total {
 		k := r.key
 		j.Key = &k
@@ -192,13 +203,14 @@ func writeJSONL(w io.Writer, by string, rows []*row, total *row) error {
 }
 
 // writeJSON writes one object: the rows and the total.
-func writeJSON(w io.Writer, by string, rows []*row, total *row, skip skipped) error {
+func writeJSON(w io.Writer, by string, rows []*row, total *row, skip skipped, prices string) error {
 	out := struct {
 		By      string         `json:"by"`
 		Rows    []rowJSON      `json:"rows"`
 		Total   rowJSON        `json:"total"`
 		Skipped map[string]int `json:"skipped"`
-	}{By: by, Rows: []rowJSON{}, Total: total.json(by, true), Skipped: skip.m()}
+		Prices  string         `json:"prices"` // where the prices came from
+	}{By: by, Rows: []rowJSON{}, Total: total.json(by, true), Skipped: skip.m(), Prices: prices}
 	for _, r := range rows {
 		out.Rows = append(out.Rows, r.json(by, false))
 	}
@@ -366,11 +378,14 @@ func writeTable(w io.Writer, by string, rows []*row, total *row, tw tableWidth) 
 	if dropped {
 		fmt.Fprintf(bw, "(columns left out to fit %d columns: --wide shows them all)\n", tw.columns)
 	}
-	if len(total.missing) > 0 || total.noUsage > 0 || total.invalid > 0 {
+	if len(total.missing) > 0 || len(total.pricedAs) > 0 || total.noUsage > 0 || total.invalid > 0 {
 		fmt.Fprintln(bw)
 	}
 	if len(total.missing) > 0 {
 		fmt.Fprintf(bw, "* unknown: no price for %s (%s tokens unpriced); the cost shown is the known part\n", tty.Line(strings.Join(missingList(total.missing), ", ")), num(total.cost.Unpriced))
+	}
+	if len(total.pricedAs) > 0 {
+		fmt.Fprintf(bw, "* priced by name: %s (the provider is not in the price table; one model of the table has the name)\n", strings.Join(missingList(total.pricedAs), ", "))
 	}
 	if total.noUsage > 0 {
 		fmt.Fprintf(bw, "* unknown: %d replies carry no usage\n", total.noUsage)

@@ -204,6 +204,7 @@ type Reply struct {
 	Usage      session.Usage
 	HasUsage   bool
 	StopReason string // panto's: stop, length, toolUse, error; "" unknown
+	Mode       string // a billed mode other than the standard one (Claude's usage.speed "fast"), for pricing
 }
 
 // appendFields appends what an assistant message says of itself after its

@@ -313,6 +313,9 @@ func claudeReply(stop string, usage []byte) Reply {
 		return r
 	}
 	r.HasUsage, r.Usage = true, session.Usage(u)
+	if s := gjson.GetBytes(usage, "speed"); s.Type == gjson.String && s.Str != "standard" {
+		r.Mode = s.Str // billed apart (fast: six times the price, for Opus 4.6)
+	}
 	if r.Usage.Check() != nil {
 		r.HasUsage = false // negative counts: unknown, not zero
 	}

@@ -205,12 +205,32 @@ func (t tomlRates) rates() Rates {
 	return Rates{Price(t.Input), Price(t.Output), Price(t.CacheRead), Price(t.CacheWrite), Price(t.CacheWrite1h)}
 }
 
+type tomlLong struct {
+	Threshold tomlInt `toml:"threshold"`
+	tomlRates
+}
+
+type tomlMode struct {
+	tomlRates
+	LongContext *tomlLong `toml:"long_context"`
+}
+
 type tomlModel struct {
 	tomlRates
-	LongContext *struct {
-		Threshold tomlInt `toml:"threshold"`
-		tomlRates
-	} `toml:"long_context"`
+	LongContext *tomlLong           `toml:"long_context"`
+	Modes       map[string]tomlMode `toml:"modes"`
+}
+
+// prices makes the prices of a model, or of a mode of it, from its table.
+func prices(name string, r tomlRates, lc *tomlLong) (*Prices, error) {
+	p := &Prices{Rates: r.rates()}
+	if lc != nil {
+		if lc.Threshold <= 0 {
+			return nil, fmt.Errorf("%s.long_context: threshold must be a positive number of prompt tokens", name)
+		}
+		p.Long = &Long{Threshold: int64(lc.Threshold), Rates: lc.rates()}
+	}
+	return p, nil
 }
 
 // Load reads a pricing file: models.toml, or LiteLLM's
@@ -244,17 +264,28 @@ func LoadTOML(b []byte) (Table, error) {
 		return nil, err
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("unknown key %q: prices are input, output, cache_read, cache_write, cache_write_1h and a long_context table", und[0].String())
+		return nil, fmt.Errorf("unknown key %q: prices are input, output, cache_read, cache_write, cache_write_1h, a long_context table and modes tables", und[0].String())
 	}
 	t := Table{}
 	for provider, models := range raw {
 		for model, m := range models {
-			p := &Prices{Rates: m.rates()}
-			if lc := m.LongContext; lc != nil {
-				if lc.Threshold <= 0 {
-					return nil, fmt.Errorf("%s.%q.long_context: threshold must be a positive number of prompt tokens", provider, model)
+			name := fmt.Sprintf("%s.%q", provider, model)
+			p, err := prices(name, m.tomlRates, m.LongContext)
+			if err != nil {
+				return nil, err
+			}
+			for mode, mm := range m.Modes {
+				if Standard(mode) {
+					return nil, fmt.Errorf("%s.modes.%s: the standard prices are the model's own: give other modes (fast, priority, flex)", name, mode)
 				}
-				p.Long = &Long{Threshold: int64(lc.Threshold), Rates: lc.rates()}
+				mp, err := prices(name+".modes."+mode, mm.tomlRates, mm.LongContext)
+				if err != nil {
+					return nil, err
+				}
+				if p.Modes == nil {
+					p.Modes = map[string]*Prices{}
+				}
+				p.Modes[mode] = mp
 			}
 			t[Key{provider, model}] = p
 		}
@@ -288,6 +319,18 @@ func LoadLiteLLM(b []byte) (Table, []string, error) {
 		var bad string
 		v.ForEach(func(fk, fv gjson.Result) bool {
 			name, threshold := fk.Str, int64(0)
+			mp := p // the prices the field belongs to: the model's, or a service tier's
+			for _, mode := range liteModes {
+				if n, ok := strings.CutSuffix(name, "_"+mode); ok {
+					if p.Modes == nil {
+						p.Modes = map[string]*Prices{}
+					}
+					if p.Modes[mode] == nil {
+						p.Modes[mode] = &Prices{}
+					}
+					name, mp = n, p.Modes[mode]
+				}
+			}
 			if m := aboveRe.FindStringSubmatch(name); m != nil {
 				name = m[1]
 				threshold, _ = strconv.ParseInt(m[2], 10, 64)
@@ -302,16 +345,19 @@ func LoadLiteLLM(b []byte) (Table, []string, error) {
 				bad = fmt.Sprintf("%s: %v", fk.Str, err)
 				return false
 			}
-			r := &p.Rates
+			r := &mp.Rates
 			if threshold > 0 {
-				if p.Long == nil {
-					p.Long = &Long{Threshold: threshold}
+				if mp.Long == nil {
+					mp.Long = &Long{Threshold: threshold}
 				}
-				r = &p.Long.Rates
+				r = &mp.Long.Rates
 			}
 			*get(r) = Price{Pico: pico, Known: true}
 			return true
 		})
+		if bad == "" {
+			bad = liteModesOf(p, v)
+		}
 		if bad != "" {
 			warnings = append(warnings, fmt.Sprintf("model %q left out: %s", k.Str, bad))
 			return true
@@ -338,4 +384,54 @@ func perToken(raw string) (int64, error) {
 		return 0, fmt.Errorf("price %s USD per token is not a whole number of picodollars", raw)
 	}
 	return r.Num().Int64(), nil
+}
+
+// liteModes are the service tiers LiteLLM prices with suffixed fields
+// (input_cost_per_token_priority) that logs name (Codex's service_tier).
+var liteModes = []string{"priority", "flex"}
+
+// liteModesOf completes the modes of p from a LiteLLM entry: a tier's
+// request above the long-context threshold is unknown unless the entry
+// prices it (never the tier's base price); provider_specific_entry.fast
+// multiplies every price (Claude's fast mode), exactly or not at all.
+func liteModesOf(p *Prices, v gjson.Result) string {
+	for _, m := range p.Modes {
+		if p.Long != nil && m.Long == nil {
+			m.Long = &Long{Threshold: p.Long.Threshold}
+		}
+	}
+	f := v.Get("provider_specific_entry.fast")
+	if f.Type != gjson.Number {
+		return ""
+	}
+	mul, ok := new(big.Rat).SetString(f.Raw)
+	if !ok || mul.Sign() <= 0 {
+		return fmt.Sprintf("provider_specific_entry.fast %s is not a positive number", f.Raw)
+	}
+	fast := &Prices{Rates: p.Rates}
+	if p.Long != nil {
+		l := *p.Long
+		fast.Long = &l
+	}
+	rates := []*Rates{&fast.Rates}
+	if fast.Long != nil {
+		rates = append(rates, &fast.Long.Rates)
+	}
+	for _, r := range rates {
+		for _, pr := range []*Price{&r.Input, &r.Output, &r.CacheRead, &r.CacheWrite, &r.CacheWrite1h} {
+			if !pr.Known {
+				continue
+			}
+			x := new(big.Rat).Mul(new(big.Rat).SetInt64(pr.Pico), mul)
+			if !x.IsInt() || !x.Num().IsInt64() {
+				return fmt.Sprintf("provider_specific_entry.fast %s times a price is not a whole number of picodollars", f.Raw)
+			}
+			pr.Pico = x.Num().Int64()
+		}
+	}
+	if p.Modes == nil {
+		p.Modes = map[string]*Prices{}
+	}
+	p.Modes["fast"] = fast
+	return ""
 }

@@ -39,6 +39,31 @@ type Prices struct {
 	// Long, when set, prices the whole request instead of Rates once its
 	// prompt (input + cacheRead + cacheWrite) exceeds Threshold tokens.
 	Long *Long
+	// Modes are the prices of the billed modes other than the standard
+	// one, by the name the logs give them: "fast" (Claude's usage.speed),
+	// "priority" and "flex" (OpenAI's service tiers). A request in a mode
+	// a model has no prices for has an unknown cost, never the standard
+	// one (SPEC §11).
+	Modes map[string]*Prices
+}
+
+// Standard reports whether mode names a request billed at the standard
+// prices: none given, or the name a provider gives its standard mode.
+func Standard(mode string) bool {
+	switch mode {
+	case "", "standard", "default", "auto":
+		return true
+	}
+	return false
+}
+
+// Mode returns the prices of a request made in mode: p for a standard one,
+// else the mode's prices, or nil when p has none for it.
+func (p *Prices) Mode(mode string) *Prices {
+	if p == nil || Standard(mode) {
+		return p
+	}
+	return p.Modes[mode]
 }
 
 // Long are long-context prices.

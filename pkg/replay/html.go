@@ -208,7 +208,7 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 				}
 			}
 			if prices != nil {
-				c, err := pricing.Of(prices[pricing.Key{Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}], pu)
+				c, err := pricing.Of(prices.Resolve(pricing.Key{Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}).Prices, pu)
 				switch {
 				case err != nil:
 					v.Cost, v.CostUnknown = "unknown ("+err.Error()+")", true
