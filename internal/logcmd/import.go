@@ -25,8 +25,9 @@ import (
 )
 
 type importCmd struct {
-	Paths []string `arg:"" optional:"" help:"Other agents' logs: files, or directories (every *.jsonl below, subagents/ files included). With --follow or --once, none: the agents' own places."`
-	From  string   `enum:"auto,claude,codex,pi" default:"auto" help:"The agent that wrote them: claude, codex, pi, or auto (known from each file's first lines)."`
+	Paths []string `arg:"" optional:"" help:"Other agents' logs: files, or directories (every *.jsonl below, subagents/ files included). None with --from claude|codex|pi|all (or --follow, --once): the agents' own places."`
+	From  string   `enum:"auto,claude,codex,pi,all" default:"auto" help:"The agent that wrote them: claude, codex, pi, or auto (known from each file's first lines); with no paths, claude, codex, pi or all reads the agents' own places (CLAUDE_CONFIG_DIR, CODEX_HOME, PI_CODING_AGENT_DIR, else the home defaults)."`
+	Force bool     `help:"Import a source that changed even where that cuts entries its import holds and it does not (appended since, by panto-log append): the cut is kept aside, as panto-log truncate keeps it."`
 
 	Follow bool          `help:"Keep following the logs into the database --to names, converting each again as it grows; until SIGINT or SIGTERM."`
 	Once   bool          `help:"One pass of --follow, then exit (for cron)."`
@@ -38,19 +39,38 @@ type importCmd struct {
 // imported counts an import's outcome.
 type imported struct {
 	created, grew, changed, unchanged, skipped, failed int
+	findings                                           int   // logs read in part, or refused: exit 1
 	entries                                            int64 // of the sessions written
 	stats                                              agents.Stats
 }
+
+// errFinding marks a log not imported, or imported in part, for a reason
+// the caller must look at, not an operational failure: exit 1 (SPEC §7).
+type errFinding struct{ error }
+
+func (e errFinding) Unwrap() error { return e.error }
 
 // run imports every log the arguments name into the store: one panto
 // session per source session, at the sessions directory of its cwd (files)
 // or under its id (a database); deterministic and incremental. Logs are
 // converted on every core and written in their order. It prints the name
 // of each session created or changed, and a summary on stderr.
-func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) (int, error) {
 	from, err := agents.ParseFormat(c.From)
 	if err != nil {
-		return exitcode.New(exitcode.Usage, err)
+		return 0, exitcode.New(exitcode.Usage, err)
+	}
+	paths := c.Paths
+	switch {
+	case len(paths) > 0 && c.From == "all":
+		return 0, exitcode.Usagef("--from all reads the agents' own places: give paths or --from all, not both")
+	case len(paths) == 0 && c.From == "auto":
+		return 0, exitcode.Usagef("give the logs to import, or --from claude|codex|pi|all to read the agents' own places")
+	case len(paths) == 0:
+		if paths = agents.Places(from, io.Getenv); len(paths) == 0 {
+			cli.Warnf(io.Stderr, name, "no logs of %s found in their places: nothing to import", c.From)
+			return exitcode.Findings, nil
+		}
 	}
 	cache := "" // where the state of each source at its last import is kept
 	if d := index.Dir(io.Getenv); d != "" {
@@ -64,7 +84,7 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	for range workers {
 		go func() {
 			for p := range todo {
-				p.prepare(st, from, cache)
+				p.prepare(st, from, c.From, cache)
 				close(p.done)
 			}
 		}()
@@ -73,9 +93,9 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	go func() {
 		defer close(ordered)
 		defer close(todo)
-		for _, arg := range c.Paths {
+		for _, arg := range paths {
 			err := catalog.Walk(arg, func(path string, err error) error {
-				p := &prepared{path: path, err: err, done: make(chan struct{})}
+				p := &prepared{path: path, err: err, named: path == arg, done: make(chan struct{})}
 				for _, ch := range []chan *prepared{ordered, todo} {
 					select {
 					case ch <- p:
@@ -94,8 +114,22 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	var n imported
 	for p := range ordered {
 		<-p.done
-		err := p.commit(ctx, st, io, out, &n)
-		if err != nil {
+		err := p.commit(ctx, st, io, out, &n, c.Force)
+		var finding errFinding
+		switch {
+		case err == nil:
+			if p.partial {
+				n.findings++
+			}
+		case !p.named && p.notFile:
+			// In a directory, what is no file to read (a dangling link, a
+			// FIFO) is said and passed over: the rest is imported.
+			n.skipped++
+			cli.Warnf(io.Stderr, name, "%s: %v: skipped", p.path, err)
+		case errors.As(err, &finding):
+			n.findings++
+			cli.Errorf(io.Stderr, name, "import %s: %v", p.path, err)
+		default:
 			n.failed++
 			cli.Errorf(io.Stderr, name, "import %s: %v", p.path, err)
 		}
@@ -103,7 +137,7 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	select {
 	case err := <-walkErr:
 		if !errors.Is(err, errStopImport) {
-			return err
+			return 0, err
 		}
 	default:
 	}
@@ -113,10 +147,13 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		fmt.Fprintf(io.Stderr, "; converted: %s", s)
 	}
 	fmt.Fprintln(io.Stderr)
-	if n.failed > 0 {
-		return exitcode.Failuref("%d logs not imported (see above)", n.failed)
+	switch {
+	case n.failed > 0:
+		return 0, exitcode.Failuref("%d logs not imported (see above)", n.failed+n.findings)
+	case n.findings > 0:
+		return exitcode.Findings, nil // each said above
 	}
-	return nil
+	return 0, nil
 }
 
 var errStopImport = errors.New("stop")
@@ -143,8 +180,11 @@ type prepared struct {
 	err  error
 	done chan struct{}
 
+	named     bool // given as an argument, not found in a directory
+	notFile   bool // no regular file to read: a dangling link, a FIFO
 	unchanged bool // since its last import, by its state
 	skipped   bool // a panto session already
+	partial   bool // imported, but its reader left lines out
 	mark      string
 	state     string
 	tmp       *os.File
@@ -153,13 +193,17 @@ type prepared struct {
 }
 
 // prepare converts the log, unless its last import says it is unchanged.
-func (p *prepared) prepare(st store.Store, from agents.Format, cache string) {
+// what is the --from asked: an import of the same file as another agent's
+// is another import.
+func (p *prepared) prepare(st store.Store, from agents.Format, what, cache string) {
 	if p.err != nil {
+		p.notFile = errors.Is(p.err, os.ErrNotExist) // a dangling link
 		return
 	}
-	f, err := os.Open(p.path)
+	// Not blocking on open: a FIFO named *.jsonl is refused, not waited on.
+	f, err := os.OpenFile(p.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		p.err = err
+		p.err, p.notFile = err, errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENXIO)
 		return
 	}
 	defer f.Close()
@@ -169,12 +213,12 @@ func (p *prepared) prepare(st store.Store, from agents.Format, cache string) {
 		p.err = err
 		return
 	case !fi.Mode().IsRegular():
-		p.err = fmt.Errorf("%w: give logs", catalog.ErrNotRegular)
+		p.err, p.notFile = errFinding{fmt.Errorf("%w: give logs", catalog.ErrNotRegular)}, true
 		return
 	}
 	abs, _ := filepath.Abs(p.path)
 	if cache != "" {
-		sum := sha256.Sum256([]byte(st.Where() + "\x00" + abs))
+		sum := sha256.Sum256([]byte(st.Where() + "\x00" + what + "\x00" + abs))
 		p.mark = filepath.Join(cache, hex.EncodeToString(sum[:12]))
 		p.state = fmt.Sprintf("%+v\n", stateOf(fi))
 	}
@@ -184,24 +228,31 @@ func (p *prepared) prepare(st store.Store, from agents.Format, cache string) {
 			return
 		}
 	}
-	if from == agents.Unknown {
-		if from, p.err = agents.Sniff(f, fi.Size()); p.err != nil {
-			return
-		}
-		switch from {
-		case agents.Panto:
-			p.skipped = true
-			return
-		case agents.Unknown:
-			p.err = agents.ErrNotALog
-			return
-		}
+	is, err := agents.Identify(f, fi.Size())
+	switch {
+	case err != nil:
+		p.err = err
+		return
+	case is == agents.Panto:
+		p.skipped = true
+		return
+	case from == agents.Unknown && is == agents.Unknown:
+		p.err = errFinding{agents.ErrNotALog}
+		return
+	case from == agents.Unknown:
+		from = is
+	case is != agents.Unknown && is != from:
+		p.err = errFinding{fmt.Errorf("it is %s, not %s: nothing imported (leave out --from, or give --from %v)", is.Name(), from.Name(), is)}
+		return
 	}
 	p.tmp, p.size, p.stats, p.err = agents.Convert(agents.Source{Path: abs, R: f, Size: fi.Size()}, from)
+	if errors.Is(p.err, agents.ErrNotALog) {
+		p.err = errFinding{fmt.Errorf("%w (read as %v)", p.err, from)}
+	}
 }
 
 // commit writes a prepared log into the store.
-func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io.Writer, n *imported) error {
+func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io.Writer, n *imported, force bool) error {
 	if p.tmp != nil {
 		defer p.tmp.Close()
 	}
@@ -216,13 +267,21 @@ func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io
 		cli.Warnf(io.Stderr, name, "%s is a panto session already: skipped", p.path)
 		return nil
 	}
-	if k := len(p.stats.Corrupt); k > 0 {
-		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", p.path, k, p.stats.Corrupt[0])
-	}
-	n.stats.Merge(p.stats)
-	target, outcome, added, err := put(ctx, st, p.tmp, p.size)
+	target, outcome, added, err := put(ctx, st, p.tmp, p.size, force, func(f string, a ...any) { cli.Warnf(io.Stderr, name, f, a...) })
 	if err != nil {
 		return err
+	}
+	if outcome != "unchanged" {
+		n.stats.Merge(p.stats) // the summary counts what was written
+	}
+	// What the reader left out is said, and makes the exit 1.
+	if k := len(p.stats.Corrupt); k > 0 {
+		p.partial = true
+		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", p.path, k, p.stats.Corrupt[0])
+	}
+	if p.stats.Torn > 0 {
+		p.partial = true
+		cli.Warnf(io.Stderr, name, "%s: line %d: incomplete final line (a writer may be mid-append): not imported, the rest was", p.path, p.stats.Torn)
 	}
 	switch outcome {
 	case "new":
@@ -238,7 +297,7 @@ func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io
 	if outcome != "unchanged" {
 		fmt.Fprintln(out, target)
 	}
-	if p.mark != "" {
+	if p.mark != "" && !p.partial { // a log read in part is read again, and said again
 		if err := os.MkdirAll(filepath.Dir(p.mark), 0o700); err == nil {
 			os.WriteFile(p.mark, []byte(p.state+target), 0o600)
 		}
@@ -278,22 +337,42 @@ func exists(ctx context.Context, st store.Store, name string) bool {
 }
 
 // put makes the store hold the session in tmp: created whole, or the
-// entries it lacks appended; an entry it holds with other bytes (a Claude
-// Code response that grew another copy since) is cut there first (the cut
-// kept aside, as panto-log truncate does), and the rest received again.
-// It returns the session's name, what happened, and how many entries were
-// written.
-func put(ctx context.Context, st store.Store, tmp *os.File, size int64) (string, string, int64, error) {
-	src := io.NewSectionReader(tmp, 0, size)
-	res, err := st.Receive(ctx, src)
+// entries it lacks appended (a store that holds all of it and more, the
+// user having gone on with it or the source having lost its end, keeps
+// what it holds). A session that parts from tmp is cut after the last
+// entry both hold (the cut kept aside, as panto-log truncate does, and
+// said) and the rest received again, only when every entry cut is in tmp
+// (a Claude Code response that grew another copy since); a cut that would
+// take entries tmp lacks (the user's own) needs force. It returns the
+// session's name, what happened, and how many entries were written.
+func put(ctx context.Context, st store.Store, tmp *os.File, size int64, force bool, warn func(string, ...any)) (string, string, int64, error) {
+	res, err := st.Receive(ctx, io.NewSectionReader(tmp, 0, size))
 	outcome := "new"
 	if errors.Is(err, store.ErrConflict) && res != nil {
-		after, cerr := shared(ctx, st, res.Name, tmp, size)
-		if cerr != nil {
+		d, cerr := compare(ctx, st, res.Name, tmp, size)
+		switch {
+		case cerr != nil:
 			return "", "", 0, cerr
+		case d.header != nil:
+			// The same source session read from another path (a copy):
+			// the session keeps its header, the one of its first import.
+			other, n, herr := withHeader(tmp, size, d.header)
+			if herr != nil {
+				return "", "", 0, herr
+			}
+			defer other.Close()
+			return put(ctx, st, other, n, force, warn)
+		case d.after == "":
+			return "", "", 0, fmt.Errorf("%w: %s shares no entry with its source (imported from another file?): nothing written", store.ErrConflict, res.Name)
+		case d.theirs > 0 && !force:
+			return "", "", 0, errFinding{fmt.Errorf("the source changed, and %s holds %d entries after entry %s that the source does not (appended since the import?): importing it would cut them: nothing written (give --force to cut them aside, as panto-log truncate keeps them)", res.Name, d.theirs, d.after)}
 		}
-		if _, err = st.Truncate(ctx, res.Name, after); err == nil {
-			res, err = st.Receive(ctx, src)
+		cut, terr := st.Truncate(ctx, res.Name, d.after)
+		if err = terr; err == nil {
+			if cut != nil {
+				warn("%s: the source changed after entry %s: %d entries cut, kept in %s", res.Name, d.after, cut.Entries, cut.SavedAs)
+			}
+			res, err = st.Receive(ctx, io.NewSectionReader(tmp, 0, size))
 		}
 		outcome = "changed"
 	}
@@ -309,29 +388,87 @@ func put(ctx context.Context, st store.Store, tmp *os.File, size int64) (string,
 	return res.Name, outcome, res.Entries, nil
 }
 
-// shared returns the id of the last entry the session holds that tmp holds
-// too, byte for byte, at the same place.
-func shared(ctx context.Context, st store.Store, name string, tmp *os.File, size int64) (string, error) {
+// difference is how a session parts from the conversion of its source.
+type difference struct {
+	header []byte // the session's header, when only it differs from the conversion's (its origin)
+	after  string // the last entry both hold, byte for byte, at the same place
+	theirs int    // entries of the session after that which the conversion does not hold
+}
+
+// compare reads the session and tmp side by side, up to where they part.
+func compare(ctx context.Context, st store.Store, name string, tmp *os.File, size int64) (difference, error) {
+	var d difference
 	r, err := st.Open(ctx, name)
 	if err != nil {
-		return "", err
+		return d, err
 	}
 	defer r.Close()
 	a := bufio.NewReaderSize(io.NewSectionReader(r, 0, r.Size()), 1<<20)
 	b := bufio.NewReaderSize(section(tmp, size), 1<<20)
-	last := ""
 	for i := 0; ; i++ {
 		x, errA := a.ReadBytes('\n')
 		y, errB := b.ReadBytes('\n')
-		if errA != nil || errB != nil || !bytes.Equal(x, y) {
-			break
+		switch {
+		case errA != nil && errA != io.EOF:
+			return d, errA
+		case errB != nil && errB != io.EOF:
+			return d, errB
+		case i == 0 && !bytes.Equal(x, y):
+			if id := gjson.GetBytes(x, "id").Str; id != "" && id == gjson.GetBytes(y, "id").Str {
+				d.header = bytes.Clone(x)
+			}
+			return d, nil
+		case errA != nil || errB != nil || !bytes.Equal(x, y):
+			ids := map[string]bool{}
+			for len(y) > 0 {
+				ids[gjson.GetBytes(y, "id").Str] = true
+				if errB != nil {
+					break
+				}
+				y, errB = b.ReadBytes('\n')
+			}
+			if errB != nil && errB != io.EOF {
+				return d, errB
+			}
+			for len(x) > 0 {
+				if !ids[gjson.GetBytes(x, "id").Str] {
+					d.theirs++
+				}
+				if errA != nil {
+					break
+				}
+				x, errA = a.ReadBytes('\n')
+			}
+			if errA != nil && errA != io.EOF {
+				return d, errA
+			}
+			return d, nil
 		}
 		if i > 0 {
-			last = gjson.GetBytes(x, "id").Str
+			d.after = gjson.GetBytes(x, "id").Str
 		}
 	}
-	if last == "" {
-		return "", fmt.Errorf("%w: %s shares no entry with its source (imported from another file?): nothing written", store.ErrConflict, name)
+}
+
+// withHeader returns a temporary file, already unlinked, that holds tmp
+// with header (and its "\n") in place of its first line.
+func withHeader(tmp *os.File, size int64, header []byte) (*os.File, int64, error) {
+	first, err := bufio.NewReader(section(tmp, size)).ReadSlice('\n')
+	if err != nil {
+		return nil, 0, err
 	}
-	return last, nil
+	rest := size - int64(len(first))
+	f, err := os.CreateTemp("", "panto-import-*")
+	if err != nil {
+		return nil, 0, err
+	}
+	os.Remove(f.Name())
+	if _, err = f.Write(header); err == nil {
+		_, err = io.Copy(f, io.NewSectionReader(tmp, int64(len(first)), rest))
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, int64(len(header)) + rest, nil
 }

@@ -150,10 +150,7 @@ func Run(args []string, io cli.IO) int {
 			if g.Import.To != "" || g.Import.JSON || g.Import.Poll != 0 {
 				return 0, exitcode.Usagef("--to, --json and --poll go with --follow or --once (import into a database without them: --store URL)")
 			}
-			if len(g.Import.Paths) == 0 {
-				return 0, exitcode.Usagef("import needs logs to read: give files or directories (or --follow/--once --to URL for the agents' own places)")
-			}
-			return 0, g.Import.run(bg, st, io, out)
+			return g.Import.run(bg, st, io, out)
 		case "push", "push <paths>":
 			switch {
 			case g.Push.Status:

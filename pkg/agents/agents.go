@@ -43,13 +43,19 @@ func (f Format) String() string {
 	return [...]string{"unknown", "panto", "claude", "codex", "pi"}[f]
 }
 
+// Name is the format said in a sentence: "a Claude Code transcript".
+func (f Format) Name() string {
+	return [...]string{"in no known format", "a panto session", "a Claude Code transcript", "a Codex rollout", "a pi session"}[f]
+}
+
 // expected names the formats a log may be in, for errors.
 const expected = "a panto session, a Claude Code transcript, a Codex rollout or a pi session"
 
-// ParseFormat reads a --from value: claude, codex, pi, or auto ("" too).
+// ParseFormat reads a --from value: claude, codex, pi, or auto ("" and
+// all too: every format, each file's told from its first lines).
 func ParseFormat(s string) (Format, error) {
 	switch s {
-	case "", "auto":
+	case "", "auto", "all":
 		return Unknown, nil
 	case "claude":
 		return Claude, nil
@@ -665,6 +671,42 @@ func Sniff(r io.ReaderAt, size int64) (Format, error) {
 		return Panto, err // nothing, or not JSON: panto's reader reports it
 	}
 	return Detect(first), nil
+}
+
+// Identify tells the format of a file as a whole log, strictly: Panto only
+// for a file that begins with a panto session header, an agent's format
+// when one of its first lines that is JSON says so (a torn first line is
+// looked past), else Unknown: a text, binary or empty file, or JSON of
+// another tool. For import and fsck, which must not take what is no
+// session for one.
+func Identify(r io.ReaderAt, size int64) (Format, error) {
+	lr := scan.NewReader(io.NewSectionReader(r, 0, size), 0)
+	for tries := 0; tries < 8; {
+		line, _, _, err := lr.Next()
+		if err == io.EOF {
+			return Unknown, nil
+		}
+		if err != nil {
+			return Unknown, err
+		}
+		t := bytes.TrimSpace(line)
+		if len(t) == 0 {
+			continue
+		}
+		tries++
+		if !isObject(t) {
+			if lr.LineNo() == 1 && len(t) > 0 && t[0] == '{' {
+				continue // a torn first line: the next may say
+			}
+			return Unknown, nil
+		}
+		f := Detect(t)
+		if f == Panto && session.Classify(t).Kind != session.KindHeader {
+			return Unknown, nil // entry lines with no header: no session file
+		}
+		return f, nil
+	}
+	return Unknown, nil
 }
 
 // SniffStream is Sniff for a stream: it reads up to the first line that is
