@@ -49,7 +49,7 @@ type followOpts struct {
 // Limits of one commit: a session far behind is caught up in batches.
 const (
 	batchLines = 4096
-	batchBytes = 8 << 20
+	batchBytes = 1 << 20
 )
 
 // rescanEvery is how often a watching follower looks at every file anyway
