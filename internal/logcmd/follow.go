@@ -104,7 +104,7 @@ func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
 	defer stop()
 	if err := f.connect(ctx); err != nil {
 		var ec *exitcode.Error
-		if o.once || errors.As(err, &ec) && ec.Code == exitcode.Usage {
+		if o.once || errors.As(err, &ec) && ec.Code == exitcode.Usage || refused(err) {
 			return err
 		}
 		f.lost(err)
@@ -189,6 +189,13 @@ func (f *follower) connect(ctx context.Context) error {
 	}
 	f.down, f.backoff = time.Time{}, 0
 	return nil
+}
+
+// refused reports whether a server answered and refused: a wrong password
+// or role, a database that does not exist. Retrying would not help.
+func refused(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLSTATE 28") || strings.Contains(msg, "SQLSTATE 3D000")
 }
 
 // lost closes a connection that failed and schedules the next try, with
@@ -352,7 +359,7 @@ func (f *follower) syncDirty(ctx context.Context) {
 			if msg := err.Error(); msg != t.stuck {
 				t.stuck = msg
 				f.failed++
-				cli.Errorf(f.io.Stderr, name, "%s: %v", p, err)
+				cli.Errorf(f.io.Stderr, name, "follow %s: %v", p, err)
 			}
 		}
 	}
@@ -370,6 +377,8 @@ func isDatabaseTrouble(err error) bool {
 	return !errors.As(err, &pe)
 }
 
+// errNotFollowed is a verdict on a file: said once, then the file waits
+// until it changes.
 var errNotFollowed = errors.New("not followed")
 
 // sync commits what the file has that the database lacks.
@@ -444,11 +453,11 @@ func (f *follower) syncSession(ctx context.Context, t *tracked) error {
 	h := session.Classify(header)
 	switch {
 	case h.Kind != session.KindHeader:
-		return fmt.Errorf("%w: %s has no valid session header", store.ErrNeedsFsck, t.path)
+		return fmt.Errorf("%w: no valid session header; run panto-fsck %s", errNotFollowed, t.path)
 	case !session.IsUUID(h.ID):
-		return fmt.Errorf("%w: %s: the session id %q is not a UUID", store.ErrNeedsFsck, t.path, h.ID)
+		return fmt.Errorf("%w: the session id %q is not a UUID", errNotFollowed, h.ID)
 	case h.Version > session.Version:
-		return fmt.Errorf("%w: %s is format version %d", store.ErrNewerVersion, t.path, h.Version)
+		return fmt.Errorf("%w: format version %d, newer than this panto's: use a newer panto", errNotFollowed, h.Version)
 	}
 	c.header, c.id = append([]byte(nil), header...), h.ID
 	if t.id != "" && t.id != c.id {
@@ -513,7 +522,7 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) error {
 					t.pos = nil
 					return nil
 				case !cutAside(t.path, sh): // a copy that lags behind the database: left alone
-					return fmt.Errorf("%w: %s holds %d entries of session %s, the database %d (a copy behind the database? nothing written)", errNotFollowed, t.path, sh.Entries, c.id, sh.Have)
+					return fmt.Errorf("%w: it holds %d entries of session %s, the database %d: a copy behind the database? nothing written (push --status shows it)", errNotFollowed, sh.Entries, c.id, sh.Have)
 				}
 				keep = sh.Entries
 			}
@@ -543,7 +552,7 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) error {
 					return err
 				}
 				if more || k == session.KindHeader {
-					return fmt.Errorf("%w: %s is damaged at line %d (byte %d): nothing after it written; run panto-fsck %s", store.ErrNeedsFsck, t.path, entries+int64(len(batch))+2, off, t.path)
+					return fmt.Errorf("%w: damaged at line %d (byte %d): nothing from there on committed; run panto-fsck %s", errNotFollowed, entries+int64(len(batch))+2, off, t.path)
 				}
 				break // a torn tail: never sent; the writer cuts it
 			}
