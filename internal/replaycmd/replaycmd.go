@@ -36,6 +36,7 @@ type grammar struct {
 	Format  string           `enum:"messages,markdown,entries,html," default:"" help:"messages (message lines, the default on a pipe), markdown (a transcript, the default on a terminal), entries (the entry lines of the path), or html (one self-contained page)."`
 	Pricing string           `help:"models.toml (or LiteLLM's JSON) for the cost of each reply on an html page (default: $XDG_CONFIG_HOME/panto/models.toml, when there is one)." placeholder:"FILE"`
 	Tree    bool             `help:"Print the whole tree of entries, branches and leaves marked."`
+	Full    bool             `help:"Message lines of every message of the path, also those a compaction summarised (by default: what the model is sent, the summary in their place)."`
 	Store   string           `help:"${storehelp}" placeholder:"URL"`
 }
 
@@ -165,7 +166,14 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 			out.Write(line)
 			return out.WriteByte('\n')
 		})
-	default:
+	case "messages":
+		if !g.Full {
+			err = s.EachSent(path, func(_ int32, msg []byte) error {
+				out.Write(msg)
+				return out.WriteByte('\n')
+			})
+			break
+		}
 		err = s.EachLine(path, func(i int32, line []byte) error {
 			if s.Log.Nodes[i].Kind != session.KindMessage {
 				return nil

@@ -1,6 +1,8 @@
-// Package nullstore is the store that keeps nothing (PANTO_STORE=null:):
-// appends succeed, with the entry lines they would have written, and reads
-// find nothing. For embedders and dry runs.
+// Package nullstore is the store that keeps nothing (PANTO_STORE=null:),
+// seed 003's NullStore: every append succeeds, a prompt alone included,
+// with the entry lines it would have written, and reads find nothing. For
+// embedders and dry runs: an agent on it (package agent) keeps its
+// conversation in memory.
 package nullstore
 
 import (
@@ -30,20 +32,23 @@ func (Null) Where() string { return "null: (nothing is kept)" }
 // NewName is a new session id.
 func (Null) NewName(string) (string, error) { return session.NewSessionID() }
 
-// Append checks the batch as any store does and keeps nothing: every
-// session is new.
+// Append keeps nothing and succeeds: a batch without a reply too (the
+// prompt written before its request), since no session is created. With
+// nothing kept there is no leaf to check: the first entry is a child of
+// the parent, or of the leaf the caller expects, as the caller says.
 func (Null) Append(_ context.Context, _ string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
 	if len(msgs) == 0 {
 		return nil, store.ErrEmpty
 	}
-	if err := store.CheckNew("the session (the null store keeps none)", "session", msgs, o); err != nil {
-		return nil, err
+	parent := o.Parent
+	if parent == "" && o.ExpectLeaf != nil {
+		parent = *o.ExpectLeaf
 	}
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
 	}
-	lines, _, err := store.Build(msgs, "", session.Stamp{Provider: o.Provider, Model: o.Model}, func(string) bool { return false }, now())
+	lines, _, err := store.Build(msgs, parent, session.Stamp{Provider: o.Provider, Model: o.Model}, func(string) bool { return false }, now())
 	if err != nil {
 		return nil, err
 	}

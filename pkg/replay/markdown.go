@@ -23,6 +23,9 @@ func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
 			return err
 		}
 		if m == nil {
+			if err := s.markdownCompaction(w, i); err != nil {
+				return err
+			}
 			continue
 		}
 		var b strings.Builder
@@ -64,6 +67,18 @@ func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
 		}
 	}
 	return nil
+}
+
+// markdownCompaction prints node i when it is a compaction entry: marked,
+// with its summary (the messages before it stay shown: the transcript is
+// the whole path).
+func (s *Session) markdownCompaction(w io.Writer, i int32) error {
+	c, err := s.compactionAt(i)
+	if c == nil || err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "## compaction · %d tokens before · kept from %s\n\n%s\n\n", c.TokensBefore, c.FirstKeptEntryID, c.Summary)
+	return err
 }
 
 func usageText(u gjson.Result) string {

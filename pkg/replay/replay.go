@@ -229,6 +229,13 @@ type Info struct {
 	InvalidEntries  int            `json:"invalidEntriesSkipped"`
 	Orphans         int            `json:"orphans"`
 	UnknownTypes    map[string]int `json:"unknownTypes"`
+	// Compaction is the last compaction entry of the path (null when the
+	// path was never compacted): the model is sent its summary in place
+	// of the entries before firstKeptEntryId.
+	Compaction *Compaction `json:"compaction"`
+	// LastPromptID is the last user prompt (not tool results) among what
+	// the model is sent: where a compaction keeps from (null for none).
+	LastPromptID *string `json:"lastPromptId"`
 }
 
 // Info computes the resume state of the path to leaf (-1: no entries).
@@ -261,10 +268,27 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 	if st, ok := l.Active(leaf); ok {
 		in.Provider, in.Model = &st.Provider, &st.Model
 	}
+	path := l.Path(leaf)
+	pre, c, post, err := s.Sent(path)
+	if err != nil {
+		return nil, err
+	}
+	in.Compaction = c
+	sent := pre
+	if c != nil {
+		sent = post
+	}
+	for k := len(sent) - 1; k >= 0; k-- {
+		if n := l.Nodes[sent[k]]; n.Role == session.User && n.Tools&session.HasToolResult == 0 {
+			id := l.ID(sent[k])
+			in.LastPromptID = &id
+			break
+		}
+	}
 	var pending []PendingTool
 	var last, lastReply int32 = -1, -1
 	var tools []int32
-	for _, i := range l.Path(leaf) {
+	for _, i := range path {
 		if l.Nodes[i].Kind != session.KindMessage {
 			continue
 		}
@@ -277,7 +301,7 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 			tools = append(tools, i) // only tool blocks matter here: read back no other line
 		}
 	}
-	err := s.EachLine(tools, func(i int32, line []byte) error {
+	err = s.EachLine(tools, func(i int32, line []byte) error {
 		rawjson.Elements(session.Field(l.Nodes[i].Message(line), "content"), func(b []byte) bool {
 			var typ, id, name, input, useID []byte
 			rawjson.Members(b, func(k, v []byte) bool {

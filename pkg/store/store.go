@@ -128,10 +128,14 @@ type Summary struct {
 	Problem  string    `json:"problem,omitempty"` // set when the session could not be read whole
 }
 
-// Msg is one message of a batch: its JSON as it will be stored, and its role.
+// Msg is one entry of a batch: a message (its JSON as it will be stored,
+// and its role), or an entry of another type.
 type Msg struct {
 	Raw  []byte
 	Role string
+	// Type is the entry's type when it is not a message ("compaction"):
+	// Raw then holds its members after "timestamp", as JSON (`"a":1,"b":2`).
+	Type string
 }
 
 // ParseMessage validates a message line and compacts it. Field order,
@@ -247,6 +251,12 @@ func Build(msgs []Msg, parentID string, stamp session.Stamp, taken func(string) 
 			return nil, nil, err
 		}
 		mine[id] = true
+		if m.Type != "" {
+			buf = session.Kept{Type: m.Type, ID: id, ParentID: parentID, Timestamp: ts, Fields: m.Raw}.AppendLine(buf)
+			ids = append(ids, id)
+			parentID = id
+			continue
+		}
 		e := session.Entry{ID: id, ParentID: parentID, Timestamp: ts, Message: m.Raw}
 		if m.Role == "user" {
 			if stamp.Provider == "" || stamp.Model == "" {
