@@ -32,6 +32,7 @@ type grammar struct {
 	Store       string           `help:"${storehelp}" placeholder:"URL"`
 	Pricing     string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json, over the built-in prices: it adds models and replaces the built-in prices of those it names (default: $XDG_CONFIG_HOME/panto/models.toml, if there is one)." placeholder:"FILE"`
 	PricingOnly string           `name:"pricing-only" help:"Like --pricing, but the file's prices alone: the built-in table is not used." placeholder:"FILE"`
+	Subagents   bool             `help:"With --by session: a subagent's cost in a row of its own (with its parent named), not rolled up into its parent session's."`
 	Prices      bool             `help:"Print the price table in use (where it came from, and every model's prices in USD per million tokens) and exit."`
 	By          string           `enum:"turn,session,model,day,week,month,project,agent" default:"session" help:"Rows: turn, session, model, day, week, month, project or agent (panto, claude, codex, pi)."`
 	Breakdown   bool             `help:"Under each row, a row per model (not with --by turn or model)."`
@@ -187,12 +188,18 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		r := rows[key]
 		if r == nil || g.By == "turn" {
 			r = newRow(key)
+			if g.By == "session" && t.parent != "" && !g.Subagents {
+				r.key = t.parent // until the parent's own turns name it
+			}
 			first := *t // t is valid only during the call
 			r.first = &first
 			if g.By != "turn" {
 				rows[key] = r
 			}
 			order = append(order, r)
+		}
+		if g.By == "session" {
+			r.session(t, !g.Subagents)
 		}
 		if err := r.add(t, table); err != nil {
 			return err
@@ -317,6 +324,15 @@ func (g *grammar) key(t *turn) string {
 		return fmt.Sprintf("%04d-W%02d", y, w)
 	case "turn":
 		return t.session + "/" + t.entry
+	}
+	// A session of another agent is its own session id, and a subagent's
+	// is its parent's (rolled up) unless --subagents: the same row for a
+	// log read directly and for its import.
+	switch {
+	case t.parent != "" && !g.Subagents:
+		return t.agent + "\x00" + t.parent
+	case t.origin != "":
+		return t.agent + "\x00" + t.origin
 	}
 	return t.session
 }

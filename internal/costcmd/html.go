@@ -237,7 +237,7 @@ func writeHTML(w io.Writer, by string, rows []*row, total *row, c *chart, skip s
 		}
 	}
 	for _, r := range rows {
-		v.Rows = append(v.Rows, reportRowOf(r, r.key))
+		v.Rows = append(v.Rows, reportRowOf(r, r.label(by)))
 	}
 	v.Total = reportRowOf(total, "Total")
 	return reportTemplate.Execute(w, v)

@@ -20,6 +20,8 @@ import (
 type turn struct {
 	session, project, entry string
 	agent                   string    // the agent that wrote it: panto, claude, codex, pi
+	origin, parent          string    // the source's own session id, and its parent's for a subagent (SPEC §11)
+	title                   string    // the session's first prompt (agents.Title)
 	time                    time.Time // zero for message lines, which carry none
 	key                     pricing.Key
 	mode                    string // a billed mode other than the standard one: Claude's speed "fast", a service tier
@@ -88,15 +90,19 @@ func (c *counted) add(sess, id string, in int) int {
 
 // reader reads one input and hands each reply to emit.
 type reader struct {
-	label    string // the file name, or "-"
-	session  string // session id: the header's, else the label
-	project  string
-	agent    string
-	skip     *skipped
-	warn     func(format string, args ...any)
-	needTime bool              // the report uses timestamps: parse them (else skip the cost)
-	names    map[string]string // provider and model names, interned
-	cur      turn              // the turn being emitted: emit copies what it keeps
+	label      string // the file name, or "-"
+	session    string // session id: the header's, else the label
+	project    string
+	agent      string
+	origin     string // the source's session id, and its parent's (a subagent's)
+	parent     string
+	title      string // the first prompt, once read
+	titleTries int    // the user messages read for it
+	skip       *skipped
+	warn       func(format string, args ...any)
+	needTime   bool              // the report uses timestamps: parse them (else skip the cost)
+	names      map[string]string // provider and model names, interned
+	cur        turn              // the turn being emitted: emit copies what it keeps
 }
 
 // read reads a log: another agent's through package agents, else session
@@ -148,6 +154,8 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 	_, st, err := agents.Read(src, f, agents.Options{},
 		func(h *agents.Header) error {
 			r.session, r.project, r.agent = h.ID, h.Cwd, h.Origin.Agent
+			r.origin, r.parent = h.Origin.ID, subagentOf(h.Origin.Agent, h.Origin.Parent)
+			r.title = agents.Title(src, f)
 			return nil
 		},
 		func(e *agents.Entry) error {
@@ -155,7 +163,7 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 				return nil
 			}
 			t := &r.cur
-			*t = turn{session: r.session, project: r.project, agent: r.agent, entry: "line " + strconv.Itoa(e.Line), hasUsage: e.Reply.HasUsage,
+			*t = turn{session: r.session, project: r.project, agent: r.agent, origin: r.origin, parent: r.parent, title: r.title, entry: "line " + strconv.Itoa(e.Line), hasUsage: e.Reply.HasUsage,
 				response: e.Reply.Key, line: e.Line, foreign: true, mode: e.Reply.Mode,
 				key: pricing.Key{Provider: r.intern(e.Provider), Model: r.intern(e.Model)}, usage: usageOf(e.Reply.Usage)}
 			if r.needTime {
@@ -207,8 +215,11 @@ func (r *reader) readPanto(in io.Reader, emit func(*turn) error) error {
 		switch {
 		case c.Kind == session.KindHeader:
 			r.session, r.project = c.ID, c.Cwd
-			if a := gjson.GetBytes(raw, "origin.agent"); a.Type == gjson.String {
-				r.agent = a.Str // an imported session
+			if o := gjson.GetBytes(raw, "origin"); o.IsObject() { // an imported session
+				if a := o.Get("agent"); a.Type == gjson.String {
+					r.agent = a.Str
+				}
+				r.origin, r.parent = o.Get("id").Str, subagentOf(r.agent, o.Get("parent").Str)
 			}
 			if c.Version > session.Version {
 				r.warn("%s is format version %d, newer than %d: reading what it understands", r.label, c.Version, session.Version)
@@ -217,6 +228,9 @@ func (r *reader) readPanto(in io.Reader, emit func(*turn) error) error {
 			emitErr = r.messageLine(n, raw, emit)
 		case c.Type == "message" && c.Role == "assistant":
 			emitErr = r.reply(n, raw, c, emit)
+		case c.Type == "message" && c.Role == "user" && r.title == "" && r.titleTries < 8: // the first prompt, or none
+			r.titleTries++
+			r.title = agents.TitleOf(raw, agents.Panto)
 		case c.Kind == session.KindInvalid && c.Type != "session":
 			r.skip.invalid++
 			r.warn("%s: line %d: %s: skipped (run panto-fsck %s)", r.label, n, what(c), r.label)
@@ -305,7 +319,7 @@ var synthetic = []byte(`"` + agents.Synthetic + `"`)
 
 func (r *reader) turn(raw []byte, rep *session.Reply) *turn {
 	provider, model := rep.Stamp(raw)
-	r.cur = turn{session: r.session, project: r.project, agent: r.agent, hasUsage: rep.HasUsage,
+	r.cur = turn{session: r.session, project: r.project, agent: r.agent, origin: r.origin, parent: r.parent, title: r.title, hasUsage: rep.HasUsage,
 		key: pricing.Key{Provider: r.name(provider), Model: r.name(model)}, usage: usageOf(rep.Usage)}
 	return &r.cur
 }
@@ -318,4 +332,15 @@ func (r *reader) name(raw []byte) string {
 	s := rawjson.Str(raw)
 	r.names[string(raw)] = s
 	return s
+}
+
+// subagentOf is the parent of a session whose origin names one, when the
+// session is a subagent's: a Claude Code subagent transcript. A Codex
+// origin's parent is the session it was forked from: a session of its
+// own, whose cost is not its parent's.
+func subagentOf(agent, parent string) string {
+	if agent == "claude" {
+		return parent
+	}
+	return ""
 }

@@ -25,10 +25,14 @@ type row struct {
 	cost     pricing.Cost
 	missing  map[string]bool // a model with no prices, or "model: price" for one lacking
 	pricedAs map[string]bool // "model as model": priced by its name alone
-	first    *turn           // --by turn: the turn itself
-	sortTime time.Time
-	subs     map[string]*row // --breakdown: the row's turns by model
-	subOrder []*row
+	// --by session: the session as its agent names it.
+	agent, origin, parent, title string
+	subagents                    map[string]bool // the subagents rolled up into it
+	own                          bool            // a turn of the session itself was met
+	first                        *turn           // --by turn: the turn itself
+	sortTime                     time.Time
+	subs                         map[string]*row // --breakdown: the row's turns by model
+	subOrder                     []*row
 }
 
 // sub is the row of t's model under r (--breakdown).
@@ -59,6 +63,54 @@ func (r *row) sortSubs() {
 
 func newRow(key string) *row {
 	return &row{key: key, cost: pricing.Zero(), missing: map[string]bool{}, pricedAs: map[string]bool{}}
+}
+
+// session notes what t says of the session of a --by session row: its
+// key, origin and title come from the session's own turns, and the
+// subagents rolled up into it are counted.
+func (r *row) session(t *turn, rollUp bool) {
+	if t.parent != "" && rollUp {
+		if r.subagents == nil {
+			r.subagents = map[string]bool{}
+		}
+		r.subagents[t.origin] = true
+		if !r.own {
+			r.agent, r.origin = t.agent, t.parent
+		}
+		return
+	}
+	if !r.own {
+		r.own = true
+		r.key, r.agent, r.origin, r.parent = t.session, t.agent, t.origin, t.parent
+	}
+	if r.title == "" {
+		r.title = t.title
+	}
+}
+
+// label is what a table names the row by: for a session, the agent's own
+// session id when it has one, its subagents, and its title.
+func (r *row) label(by string) string {
+	if by != "session" {
+		return r.key
+	}
+	s := r.key
+	if r.origin != "" {
+		s = r.origin
+	}
+	if r.parent != "" {
+		s += " (subagent of " + r.parent + ")"
+	}
+	if n := len(r.subagents); n > 0 {
+		s += fmt.Sprintf(" +%d subagent", n)
+		if n > 1 {
+			s += "s"
+		}
+	}
+	if r.title != "" {
+		s += " “" + r.title + "”"
+	}
+	return s
 }
 
 // add prices t and adds it to the row.
@@ -131,24 +183,33 @@ type tokensJSON struct {
 	Reasoning    int64 `json:"reasoning"`
 }
 
+type originJSON struct {
+	Agent  string `json:"agent"`
+	ID     string `json:"id"`
+	Parent string `json:"parent,omitempty"`
+}
+
 type rowJSON struct {
-	By                string     `json:"by"`
-	Key               *string    `json:"key"`
-	Session           string     `json:"session,omitempty"`
-	Entry             string     `json:"entry,omitempty"`
-	Timestamp         string     `json:"timestamp,omitempty"`
-	Provider          string     `json:"provider,omitempty"`
-	Model             string     `json:"model,omitempty"`
-	Turns             int        `json:"turns"`
-	Tokens            tokensJSON `json:"tokens"`
-	Cost              *money     `json:"cost"`
-	KnownCost         money      `json:"knownCost"`
-	UnpricedTokens    int64      `json:"unpricedTokens"`
-	TurnsWithoutUsage int        `json:"turnsWithoutUsage"`
-	InvalidTurns      int        `json:"invalidTurns"`
-	MissingPrices     []string   `json:"missingPrices"`
-	Models            []rowJSON  `json:"models,omitempty"`       // --breakdown
-	PricedByName      []string   `json:"pricedByName,omitempty"` // "model as model": its provider is not in the price table
+	By                string      `json:"by"`
+	Key               *string     `json:"key"`
+	Session           string      `json:"session,omitempty"`
+	Entry             string      `json:"entry,omitempty"`
+	Timestamp         string      `json:"timestamp,omitempty"`
+	Provider          string      `json:"provider,omitempty"`
+	Model             string      `json:"model,omitempty"`
+	Turns             int         `json:"turns"`
+	Tokens            tokensJSON  `json:"tokens"`
+	Cost              *money      `json:"cost"`
+	KnownCost         money       `json:"knownCost"`
+	UnpricedTokens    int64       `json:"unpricedTokens"`
+	TurnsWithoutUsage int         `json:"turnsWithoutUsage"`
+	InvalidTurns      int         `json:"invalidTurns"`
+	MissingPrices     []string    `json:"missingPrices"`
+	Models            []rowJSON   `json:"models,omitempty"`       // --breakdown
+	PricedByName      []string    `json:"pricedByName,omitempty"` // "model as model": its provider is not in the price table
+	Origin            *originJSON `json:"origin,omitempty"`       // --by session: the session as its agent names it
+	Title             string      `json:"title,omitempty"`        // --by session: its first prompt
+	Subagents         int         `json:"subagents,omitempty"`    // --by session: subagent sessions rolled up into it
 }
 
 func (r *row) json(by string, total bool) rowJSON {
@@ -159,6 +220,12 @@ func (r *row) json(by string, total bool) rowJSON {
 		TurnsWithoutUsage: r.noUsage, InvalidTurns: r.invalid, MissingPrices: missingList(r.missing)}
 	if len(r.pricedAs) > 0 {
 		j.PricedByName = missingList(r.pricedAs)
+	}
+	if by == "session" && !total {
+		if r.origin != "" {
+			j.Origin = &originJSON{r.agent, r.origin, r.parent}
+		}
+		j.Title, j.Subagents = r.title, len(r.subagents)
 	}
 	if !total {
 		k := r.key
@@ -299,7 +366,7 @@ func writeTable(w io.Writer, by string, rows []*row, total *row, tw tableWidth) 
 		if by == "day" && top > 0 {
 			b = strings.Repeat("█", int((r.cost.Pico*30+top-1)/top))
 		}
-		lines = append(lines, line{tty.Line(r.key), r, b}) // a model, project or session name from a log
+		lines = append(lines, line{tty.Line(r.label(by)), r, b}) // a model, project or session name from a log
 		for _, s := range r.subOrder {
 			lines = append(lines, line{"  " + tty.Line(s.key), s, ""})
 		}

@@ -1,0 +1,119 @@
+package agents
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// Title is what a cost report names a session by: the first line of its
+// first prompt, as the user typed it (a Claude Code "user" line that is
+// not meta and no tool result, a Codex user_message event, a pi user
+// message, a panto user message), at most TitleMax characters; "" when
+// none is found in the first titleLines lines or titleBytes bytes (a
+// bound: a title is never worth reading a whole log).
+func Title(src Source, f Format) string {
+	br := bufio.NewReaderSize(io.NewSectionReader(src.R, 0, min(src.Size, titleBytes)), 64<<10)
+	for range titleLines {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			for err == bufio.ErrBufferFull { // a line longer than the buffer: no prompt worth a title
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil {
+				return ""
+			}
+			continue
+		}
+		if t := titleOf(bytes.TrimSpace(line), f); t != "" {
+			return t
+		}
+		if err != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
+// TitleMax bounds a title, in characters.
+const TitleMax = 80
+
+const (
+	titleLines = 400
+	titleBytes = 4 << 20
+)
+
+// TitleOf is the title a line gives, if it is the first prompt of its
+// format (see Title).
+func TitleOf(line []byte, f Format) string { return titleOf(line, f) }
+
+func titleOf(line []byte, f Format) string {
+	if len(line) == 0 || line[0] != '{' || !bytes.Contains(line, []byte("user")) || !gjson.ValidBytes(line) {
+		return ""
+	}
+	l := gjson.ParseBytes(line)
+	var text string
+	switch f {
+	case Claude:
+		if l.Get("type").Str != "user" || l.Get("isMeta").Bool() || l.Get("isSidechain").Bool() && l.Get("parentUuid").Type == gjson.String {
+			return ""
+		}
+		text = promptText(l.Get("message.content"), "text")
+	case Codex:
+		if l.Get("type").Str != "event_msg" || l.Get("payload.type").Str != "user_message" {
+			return ""
+		}
+		text = l.Get("payload.message").Str
+	case Pi, Panto:
+		if l.Get("type").Str != "message" || l.Get("message.role").Str != "user" {
+			return ""
+		}
+		text = promptText(l.Get("message.content"), "text")
+	}
+	return shortTitle(text)
+}
+
+// promptText is the text of a prompt's content: a string, or its first
+// text block (tool results are no prompt).
+func promptText(c gjson.Result, textType string) string {
+	if c.Type == gjson.String {
+		return c.Str
+	}
+	text := ""
+	c.ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").Str {
+		case textType:
+			text = b.Get("text").Str
+			return false
+		case "tool_result", "toolResult":
+			return false
+		}
+		return true
+	})
+	return text
+}
+
+// shortTitle is the first non-blank line of text, cut at TitleMax
+// characters ("…" marks a cut), or "" for text that is only a command
+// wrapper Claude Code writes (<command-name>…, <local-command-stdout>…).
+func shortTitle(text string) string {
+	text = strings.TrimSpace(text)
+	if strings.HasPrefix(text, "<command-") || strings.HasPrefix(text, "<local-command-") || strings.HasPrefix(text, "Caveat: ") {
+		return ""
+	}
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = strings.TrimSpace(text[:i])
+	}
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	if utf8.RuneCountInString(text) > TitleMax {
+		r := []rune(text)
+		text = string(r[:TitleMax-1]) + "…"
+	}
+	return text
+}
