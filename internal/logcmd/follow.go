@@ -907,6 +907,9 @@ func statusOf(ctx context.Context, db *pgstore.PG, all map[string]pgstore.Follow
 		return sessionStatus{}, err
 	}
 	defer r.Close()
+	if !r.Regular() {
+		return sessionStatus{}, fmt.Errorf("not a regular file: not compared")
+	}
 	s := sessionStatus{Path: path}
 	rd := scan.NewReader(io.NewSectionReader(r, 0, r.Size()), 0)
 	for n := 0; ; n++ {
