@@ -2,6 +2,7 @@ package logcmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -475,19 +476,16 @@ func (f *follower) syncSession(ctx context.Context, t *tracked) error {
 // lastLineHolds reports whether the file still ends its committed part
 // with the line committed last (a cut and a regrowth would change it).
 func (f *follower) lastLineHolds(r io.ReaderAt, t *tracked) bool {
-	if t.lastLen == 0 {
-		return true
-	}
-	b := make([]byte, t.lastLen)
-	if _, err := r.ReadAt(b, t.pos.Bytes-t.lastLen); err != nil {
+	if t.lastLen == 0 || t.lastLen > t.pos.Bytes {
 		return false
 	}
-	return pgstore.Sum(0, b) == t.lastSum
+	sum, ok := rangeSum(r, t.pos.Bytes-t.lastLen, t.pos.Bytes)
+	return ok && sum == t.lastSum
 }
 
 // commitAll commits what c holds beyond what the database holds of its
 // session, in batches, each with its position.
-func (f *follower) commitAll(ctx context.Context, t *tracked, c content) error {
+func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err error) {
 	var expect *pgstore.Position
 	var entries, start int64
 	var sum uint32
@@ -526,6 +524,11 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) error {
 				}
 				keep = sh.Entries
 			}
+		}
+	}
+	if !f.o.agents && t.pos == nil { // the last line committed, to tell the file was not cut under the position
+		if t.lastLen, t.lastSum, err = lineBefore(c.r, start); err != nil {
+			return err
 		}
 	}
 	rd := scan.NewReader(io.NewSectionReader(c.r, start, c.size-start), start)
@@ -645,22 +648,52 @@ func shortID(id string) string {
 	return id
 }
 
-// prefixSum is the CRC-32C of r's first n bytes.
-func prefixSum(r io.ReaderAt, n int64) uint32 {
-	var sum uint32
-	buf := make([]byte, 256<<10)
-	for off := int64(0); off < n; {
-		k, err := r.ReadAt(buf[:min(int64(len(buf)), n-off)], off)
-		sum = pgstore.Sum(sum, buf[:k])
-		off += int64(k)
-		if err != nil {
-			if off < n {
-				return ^sum // shorter than n: no match
-			}
+// lineBefore returns the length and CRC-32C of the line (its "\n"
+// included) that ends at end, end > 0.
+func lineBefore(r io.ReaderAt, end int64) (int64, uint32, error) {
+	buf := make([]byte, 4096)
+	start := int64(0)
+	for hi := end - 1; hi > 0; { // the "\n" at end-1 is the line's own
+		lo := max(0, hi-int64(len(buf)))
+		if _, err := r.ReadAt(buf[:hi-lo], lo); err != nil {
+			return 0, 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:hi-lo], '\n'); i >= 0 {
+			start = lo + int64(i) + 1
 			break
 		}
+		hi = lo
+	}
+	sum, ok := rangeSum(r, start, end)
+	if !ok {
+		return 0, 0, io.ErrUnexpectedEOF
+	}
+	return end - start, sum, nil
+}
+
+// prefixSum is the CRC-32C of r's first n bytes (not that of any n
+// bytes when r is shorter).
+func prefixSum(r io.ReaderAt, n int64) uint32 {
+	sum, ok := rangeSum(r, 0, n)
+	if !ok {
+		return ^sum
 	}
 	return sum
+}
+
+// rangeSum is the CRC-32C of r's bytes [lo, hi); false if r ends before.
+func rangeSum(r io.ReaderAt, lo, hi int64) (uint32, bool) {
+	var sum uint32
+	buf := make([]byte, min(hi-lo, 256<<10))
+	for off := lo; off < hi; {
+		k, err := r.ReadAt(buf[:min(int64(len(buf)), hi-off)], off)
+		sum = pgstore.Sum(sum, buf[:k])
+		off += int64(k)
+		if err != nil && off < hi {
+			return sum, false
+		}
+	}
+	return sum, true
 }
 
 // hasLineAt reports whether r holds a complete line from off on.
