@@ -20,6 +20,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
@@ -101,7 +102,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 		cli.Errorf(io.Stderr, name, "%v", err)
 		return fsck.BitError
 	}
-	opts := fsck.Options{Repair: g.Repair, DryRun: g.DryRun, Policy: g.Policy, CacheDir: index.Dir(io.Getenv)}
+	opts := fsck.Options{Repair: g.Repair, DryRun: g.DryRun, Policy: g.Policy, CacheDir: index.Dir(io.Getenv), Foreign: foreign}
 	run := func(path string) *fsck.Report { return fsck.Run(path, opts) }
 	if _, files := st.(*filestore.Files); !files {
 		if g.Repair && !g.DryRun {
@@ -141,6 +142,9 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 		var parts []string
 		for _, s := range []string{"clean", "repaired", "damaged", "busy", "error"} {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+		if n := counts["foreign"]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d other agents' logs", n))
 		}
 		fmt.Fprintf(io.Stderr, "%s: %d files: %s\n", name, len(files), strings.Join(parts, ", "))
 	}
@@ -208,6 +212,8 @@ func (g *grammar) emit(io cli.IO, out *bufio.Writer, r *fsck.Report) error {
 	switch {
 	case r.Error != "":
 		head += ": " + r.Error
+	case r.Note != "":
+		head += ": " + r.Note
 	case r.Status == "busy":
 		head += ": a writer holds its lock; try again later"
 	case r.CutSavedAs != nil:
@@ -328,4 +334,13 @@ func (g *grammar) files(st store.Store, io cli.IO) ([]input, error) {
 		add(list[i].Path, nil)
 	}
 	return out, nil
+}
+
+// foreign tells another agent's log from a damaged session.
+func foreign(r io.ReaderAt, size int64) (string, string) {
+	f, err := agents.Identify(r, size)
+	if err != nil || f == agents.Unknown || f == agents.Panto {
+		return "", ""
+	}
+	return f.String(), f.Name() + ": read it with panto-replay, or panto-log import it"
 }

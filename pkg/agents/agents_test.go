@@ -37,8 +37,12 @@ func TestDetect(t *testing.T) {
 
 // replies reads the replies of b in format f, with or without content.
 func replies(t testing.TB, b []byte, f Format, content bool) ([]Reply, error) {
+	return repliesNamed(t, "x.jsonl", b, f, content)
+}
+
+func repliesNamed(t testing.TB, name string, b []byte, f Format, content bool) ([]Reply, error) {
 	var out []Reply
-	_, _, err := Read(Source{Path: "x.jsonl", R: bytes.NewReader(b), Size: int64(len(b))}, f, Options{Content: content},
+	_, _, err := Read(Source{Path: name, R: bytes.NewReader(b), Size: int64(len(b))}, f, Options{Content: content},
 		func(*Header) error { return nil },
 		func(e *Entry) error {
 			if e.Reply != nil {
@@ -73,9 +77,12 @@ func TestSessionIDDeterministic(t *testing.T) {
 // check converts b and holds the result to the format: every line a valid
 // header or entry, no response counted twice, and the replies a cost
 // report reads (no content) the same as those of the conversion.
-func check(t *testing.T, b []byte, f Format) {
+func check(t *testing.T, b []byte, f Format) { checkNamed(t, "x.jsonl", b, f) }
+
+// checkNamed is check of a log at path name: readers take ids from names.
+func checkNamed(t *testing.T, name string, b []byte, f Format) {
 	var out bytes.Buffer
-	_, st, err := Read(Source{Path: "x.jsonl", R: bytes.NewReader(b), Size: int64(len(b))}, f, Options{Content: true},
+	_, st, err := Read(Source{Path: name, R: bytes.NewReader(b), Size: int64(len(b))}, f, Options{Content: true},
 		func(h *Header) error { out.Write(h.Line()); return nil },
 		func(e *Entry) error { out.Write(e.AppendLine(nil)); return nil })
 	if errors.Is(err, ErrNotALog) {
@@ -98,11 +105,11 @@ func check(t *testing.T, b []byte, f Format) {
 			ids[c.ID] = true
 		}
 	}
-	with, err := replies(t, b, f, true)
+	with, err := repliesNamed(t, name, b, f, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	without, err := replies(t, b, f, false)
+	without, err := repliesNamed(t, name, b, f, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,9 +180,11 @@ func fuzz(f *testing.F, format Format, seeds ...string) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b)
+		f.Add("rollout-2026-02-12T20-29-40-019c538b-8b20-7e4f-9d0a-69b09d72c0d7.jsonl", b)
+		f.Add("abcdefghijklmnopqrstuvwxyz012345.jsonl", b) // 38 bytes: once a panic
 	}
-	f.Fuzz(func(t *testing.T, b []byte) { check(t, b, format) })
+	// The file name varies too: a reader takes a session id from it.
+	f.Fuzz(func(t *testing.T, name string, b []byte) { checkNamed(t, name, b, format) })
 }
 
 func FuzzClaude(f *testing.F) { fuzz(f, Claude, "claude.jsonl") }

@@ -95,10 +95,7 @@ func (c *converter) codex() error {
 			continue
 		}
 		if c.hdr == nil {
-			id := filepath.Base(c.src.Path)
-			if len(id) > 36 {
-				id = id[len(id)-len(".jsonl")-36 : len(id)-len(".jsonl")]
-			}
+			id := codexFileID(c.src.Path)
 			if err := c.begin(Header{Timestamp: ts, Origin: Origin{Agent: "codex", ID: id}}); err != nil {
 				return err
 			}
@@ -111,6 +108,19 @@ func (c *converter) codex() error {
 		return ErrNotALog
 	}
 	return c.flush(&s, nil)
+}
+
+// codexFileID is the session id a rollout's file name ends with
+// (rollout-<time>-<uuid>.jsonl), else the name without ".jsonl": for a
+// rollout with no session_meta first.
+func codexFileID(path string) string {
+	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if len(id) > 36 {
+		if _, err := uuid.Parse(id[len(id)-36:]); err == nil {
+			return id[len(id)-36:]
+		}
+	}
+	return id
 }
 
 func (c *converter) codexMeta(s *codexState, p gjson.Result, ts string) error {

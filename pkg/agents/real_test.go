@@ -199,3 +199,17 @@ func TestLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// A Codex rollout with no session_meta first takes its id from its file
+// name, whatever its length (37 to 41 bytes once sliced out of bounds).
+func TestCodexIDFromAnyName(t *testing.T) {
+	line := []byte(`{"timestamp":"2026-02-12T20:29:40.300Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}` + "\n")
+	for n := 0; n <= 80; n++ {
+		name := strings.Repeat("a", n) + ".jsonl"
+		checkNamed(t, name, line, Codex)
+		checkNamed(t, "/d/"+name, line, Unknown)
+	}
+	if got, want := codexFileID("/x/rollout-2026-02-12T20-29-40-019c538b-8b20-7e4f-9d0a-69b09d72c0d7.jsonl"), "019c538b-8b20-7e4f-9d0a-69b09d72c0d7"; got != want {
+		t.Errorf("id %q, want %q", got, want)
+	}
+}

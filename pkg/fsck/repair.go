@@ -37,12 +37,19 @@ type Options struct {
 	DryRun   bool
 	Policy   string
 	CacheDir string // checkpoints to forget after a change
+	// Foreign tells, of a file that does not begin with a panto header,
+	// whether it is another agent's log: its format and a sentence that
+	// says what it is and how to read it ("" when it is none). Such a file
+	// is reported "foreign", no damage, and never repaired (SPEC §11).
+	Foreign func(r io.ReaderAt, size int64) (format, note string)
 }
 
 // Report is the outcome for one file (one JSON object with --json).
 type Report struct {
 	Path        string    `json:"path"`
-	Status      string    `json:"status"` // clean, damaged, repaired, busy, error
+	Status      string    `json:"status"`           // clean, damaged, repaired, busy, error, foreign
+	Format      string    `json:"format,omitempty"` // for a foreign log: its agent
+	Note        string    `json:"note,omitempty"`   // for a foreign log: what it is and how to read it
 	Policy      string    `json:"policy,omitempty"`
 	BytesBefore int64     `json:"bytesBefore"`
 	BytesAfter  int64     `json:"bytesAfter"`
@@ -167,6 +174,17 @@ func Run(path string, o Options) *Report {
 		}
 	}()
 	r.BytesBefore, r.BytesAfter = a.Size, a.Size
+	if (!a.headerOK || a.newer) && o.Foreign != nil {
+		if ra, ok := src.(interface {
+			io.ReaderAt
+			Size() int64
+		}); ok {
+			if format, note := o.Foreign(ra, ra.Size()); format != "" {
+				r.Status, r.Format, r.Note = "foreign", format, note
+				return r
+			}
+		}
+	}
 	r.EntriesKept = len(a.Log.Nodes)
 	r.Findings = append(r.Findings, a.Findings...)
 	if !o.Repair && !o.DryRun {
