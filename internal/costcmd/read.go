@@ -163,7 +163,15 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 				return nil
 			}
 			t := &r.cur
-			*t = turn{session: r.session, project: r.project, agent: r.agent, origin: r.origin, parent: r.parent, title: r.title, entry: "line " + strconv.Itoa(e.Line), hasUsage: e.Reply.HasUsage,
+			// A reply's key is its entry id in the session it becomes, the
+			// same when read directly and imported (SPEC §11): a log and its
+			// import read together count once. Claude Code's replies have no
+			// entry id here: their response key does that.
+			entry := e.ID
+			if entry == "" {
+				entry = "line " + strconv.Itoa(e.Line)
+			}
+			*t = turn{session: r.session, project: r.project, agent: r.agent, origin: r.origin, parent: r.parent, title: r.title, entry: entry, dupID: e.ID, hasUsage: e.Reply.HasUsage,
 				response: e.Reply.Key, line: e.Line, foreign: true, mode: e.Reply.Mode,
 				key: pricing.Key{Provider: r.intern(e.Provider), Model: r.intern(e.Model)}, usage: usageOf(e.Reply.Usage)}
 			if r.needTime {
