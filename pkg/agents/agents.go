@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -249,6 +250,25 @@ func (e *Entry) AppendLine(b []byte) []byte {
 	return session.Kept{Type: e.Kind, ID: e.ID, ParentID: e.ParentID, Timestamp: e.Timestamp, Fields: e.Body}.AppendLine(b)
 }
 
+// WriteLine writes the panto entry line of e, with its "\n", to w: its
+// head built in scratch (returned, for the next call), its body written
+// as it is, not copied again (a tool result may be hundreds of MB).
+func (e *Entry) WriteLine(w io.Writer, scratch []byte) ([]byte, error) {
+	body := e.Body
+	e.Body = nil
+	scratch = e.AppendLine(scratch[:0])
+	e.Body = body
+	scratch = scratch[:len(scratch)-len("}\n")] // where the body goes
+	if _, err := w.Write(scratch); err != nil {
+		return scratch, err
+	}
+	if _, err := w.Write(body); err != nil {
+		return scratch, err
+	}
+	_, err := io.WriteString(w, "}\n")
+	return scratch, err
+}
+
 // Options says what a reader produces.
 type Options struct {
 	// Content builds each entry's Body; without it only replies, times and
@@ -263,6 +283,7 @@ type Stats struct {
 	Counts  map[string]int
 	Corrupt []int // line numbers of lines that are not JSON objects
 	Torn    int   // the line number of an unterminated last line, or 0
+	longest int   // the longest line read, in bytes
 }
 
 func (s *Stats) add(what string, n int) {
@@ -489,7 +510,7 @@ func (c *converter) answer(e *Entry) error {
 	}
 	if open != nil && e.Role == "user" && bytes.Contains(e.Body, toolResultBlock) {
 		answered := map[string]bool{}
-		gjson.GetBytes(e.Body, "content").ForEach(func(_, b gjson.Result) bool {
+		gjson.Get(str(e.Body), "content").ForEach(func(_, b gjson.Result) bool {
 			if b.Get("type").Str == "toolResult" {
 				answered[b.Get("toolUseId").Str] = true
 			}
@@ -529,7 +550,7 @@ func (c *converter) answer(e *Entry) error {
 	}
 	if e.Role == "assistant" && bytes.Contains(e.Body, toolUseBlock) {
 		var made calls
-		gjson.GetBytes(e.Body, "content").ForEach(func(_, b gjson.Result) bool {
+		gjson.Get(str(e.Body), "content").ForEach(func(_, b gjson.Result) bool {
 			if b.Get("type").Str == "toolUse" {
 				made.ids = append(made.ids, strings.Clone(b.Get("id").Str))
 			}
@@ -599,6 +620,7 @@ func (c *converter) line(lr *scan.Reader) (n int, off int64, raw []byte, err err
 			return 0, 0, nil, err
 		}
 		n = lr.LineNo()
+		c.stats.longest = max(c.stats.longest, len(raw))
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
@@ -762,9 +784,8 @@ func Convert(src Source, f Format) (*os.File, int64, *Stats, error) {
 	var line []byte
 	_, st, err := Read(src, f, Options{Content: true},
 		func(h *Header) error { _, err := w.Write(h.Line()); return err },
-		func(e *Entry) error {
-			line = e.AppendLine(line[:0])
-			_, err := w.Write(line)
+		func(e *Entry) (err error) {
+			line, err = e.WriteLine(w, line)
 			return err
 		})
 	if err == nil {
@@ -778,6 +799,12 @@ func Convert(src Source, f Format) (*os.File, int64, *Stats, error) {
 	if err != nil {
 		tmp.Close()
 		return nil, 0, st, err
+	}
+	if cap(line) > 32<<20 || st.longest > 32<<20 {
+		// A huge line's buffers are garbage now: given back before the
+		// session is read, not kept as the reader's.
+		line = nil
+		debug.FreeOSMemory()
 	}
 	return tmp, size, st, nil
 }

@@ -416,7 +416,8 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 			parent := parentOf(l.parent)
 			id := c.id(l.uuid + "\x00" + strconv.Itoa(n))
 			ids[strings.Clone(l.uuid)] = id
-			b := append(c.buf[:0], `{"role":"user","content":[`...)
+			b := slices.Grow(c.buf[:0], len(l.content)+256) // once, not by doubling: a result may be huge
+			b = append(b, `{"role":"user","content":[`...)
 			nb := 0
 			if rawjson.IsString(l.content) {
 				b = append(b, `{"type":"text","text":`...)
@@ -499,7 +500,11 @@ func (c *converter) claudeBlock(b []byte, blk gjson.Result, nb *int) []byte {
 		b = append(b, `{"type":"toolResult","toolUseId":`...)
 		b = append(b, strRaw(get("tool_use_id"))...)
 		b = append(b, `,"content":`...)
-		b = rawjson.AppendString(b, c.resultText(get("content")))
+		if ct := get("content"); ct.Type == gjson.String {
+			b = append(b, ct.Raw...) // a JSON string already: not copied twice more
+		} else {
+			b = rawjson.AppendString(b, c.resultText(ct))
+		}
 		if get("is_error").Bool() {
 			b = append(b, `,"isError":true`...)
 		}

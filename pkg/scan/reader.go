@@ -33,11 +33,18 @@ func NewReader(r io.Reader, off int64) *Reader {
 }
 
 // Reset makes r read src from its start, at offset off, keeping r's
-// buffer: a reader of many files allocates it once.
+// buffer: a reader of many files allocates it once. What held a huge line
+// is let go: it is not kept for the next file.
 func (r *Reader) Reset(src io.Reader, off int64) {
 	r.br.Reset(src)
 	r.off, r.line, r.long = off, 0, r.long[:0]
+	if cap(r.long) > maxKept {
+		r.long = nil
+	}
 }
+
+// maxKept is the largest long-line buffer a Reset keeps.
+const maxKept = 4 << 20
 
 // Next returns the next line without its "\n", the offset of its first byte,
 // and whether it ended with "\n". The line is valid until the next call. At
