@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -406,8 +407,11 @@ type converter struct {
 	// validates says the reader validates each line itself: line leaves
 	// it to it.
 	validates bool
-	pend      []piece // the objects of a line holding several, still to read
-	splitSeen int     // the last such line counted
+	rest      []byte // what is left to read of a line holding several objects
+	restN     int    // its line number
+	restOff   int64  // and the offset of rest
+	splitSeen int    // the last such line counted
+	piece     int    // which object of its line the last one read is (0: the first)
 }
 
 // begin writes the header, once.
@@ -444,6 +448,17 @@ func sessionID(ts, key string) string {
 	u[6] = 0x70 | u[6]&0x0f
 	u[8] = 0x80 | u[8]&0x3f
 	return u.String()
+}
+
+// at names where the object last read is, for ids: its line number, and
+// which object of the line for all but a line's first (a line that holds
+// several: their ids must differ, or each draw would collide with all the
+// others'; a line's first keeps the id it had when such lines were not read).
+func (c *converter) at(n int) string {
+	if c.piece == 0 {
+		return strconv.Itoa(n)
+	}
+	return strconv.Itoa(n) + "\x00piece\x00" + strconv.Itoa(c.piece)
 }
 
 // id returns the entry id for the source key: 8 hex characters of a hash
@@ -596,7 +611,7 @@ func (c *converter) newLines() *scan.Reader {
 		c.lines = readers.Get().(*scan.Reader)
 	}
 	c.lines.Reset(io.NewSectionReader(c.src.R, 0, c.src.Size), 0)
-	c.pend = c.pend[:0]
+	c.rest = nil
 	return c.lines
 }
 
@@ -610,11 +625,10 @@ var readers = sync.Pool{New: func() any { return scan.NewReader(io.MultiReader()
 // corrupt line is counted. It returns io.EOF at the end.
 func (c *converter) line(lr *scan.Reader) (n int, off int64, raw []byte, err error) {
 	for {
-		if len(c.pend) > 0 {
-			p := c.pend[0]
-			c.pend = c.pend[1:]
-			return p.n, p.off, p.raw, nil
+		if len(c.rest) > 0 {
+			return c.next()
 		}
+		c.piece = 0
 		raw, off, term, err := lr.Next()
 		if err != nil {
 			return 0, 0, nil, err
@@ -642,13 +656,6 @@ func (c *converter) line(lr *scan.Reader) (n int, off int64, raw []byte, err err
 	}
 }
 
-// piece is a JSON object of a line that holds several.
-type piece struct {
-	n   int
-	off int64
-	raw []byte
-}
-
 // bad takes a line that is not one JSON object: the objects it holds when
 // it is several written with no newline between them (real pi and Claude
 // Code files have such lines), else a corrupt line, counted.
@@ -658,10 +665,11 @@ func (c *converter) bad(n int, off int64, raw []byte) {
 	}
 }
 
-// split queues the objects of raw for line to return, when raw is two or
-// more JSON objects and nothing else.
+// split makes raw the rest of the line for line to return object by
+// object, when raw is two or more JSON objects and nothing else. raw is
+// the line reader's: it stays valid until line reads the next line.
 func (c *converter) split(n int, off int64, raw []byte) bool {
-	var parts []piece
+	parts := 0
 	for i := rawjson.SkipWS(raw, 0); i < len(raw); i = rawjson.SkipWS(raw, i) {
 		if raw[i] != '{' {
 			return false
@@ -670,18 +678,31 @@ func (c *converter) split(n int, off int64, raw []byte) bool {
 		if !ok {
 			return false
 		}
-		parts = append(parts, piece{n, off + int64(i), bytes.Clone(raw[i:end])})
+		parts++
 		i = end
 	}
-	if len(parts) < 2 {
+	if parts < 2 {
 		return false
 	}
-	c.pend = append(c.pend, parts...)
+	c.rest, c.restN, c.restOff, c.piece = raw, n, off, -1
 	if n > c.splitSeen { // a reader's second pass does not count them again
 		c.splitSeen = n
 		c.stats.add("lines holding several objects, read as each", 1)
 	}
 	return true
+}
+
+// next returns the next object of the line split holds.
+func (c *converter) next() (int, int64, []byte, error) {
+	i := rawjson.SkipWS(c.rest, 0)
+	end, _ := rawjson.Value(c.rest, i, 0) // valid: split checked it
+	raw, off := c.rest[i:end], c.restOff+int64(i)
+	c.piece++
+	c.rest, c.restOff = c.rest[end:], c.restOff+int64(end)
+	if rawjson.SkipWS(c.rest, 0) == len(c.rest) {
+		c.rest = nil
+	}
+	return c.restN, off, raw, nil
 }
 
 // Sniff tells the format of the log r holds from its first line that is

@@ -414,7 +414,7 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 			}
 		case l.typ == "user" && l.msg:
 			parent := parentOf(l.parent)
-			id := c.id(l.uuid + "\x00" + strconv.Itoa(n))
+			id := c.id(l.uuid + "\x00" + c.at(n))
 			ids[strings.Clone(l.uuid)] = id
 			b := slices.Grow(c.buf[:0], len(l.content)+256) // once, not by doubling: a result may be huge
 			b = append(b, `{"role":"user","content":[`...)
@@ -446,7 +446,7 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 			c.stats.add(l.typ+" lines not imported", 1)
 		default:
 			parent := parentOf(l.parent)
-			id := c.id(l.uuid + "\x00" + strconv.Itoa(n))
+			id := c.id(l.uuid + "\x00" + c.at(n))
 			if l.uuid != "" {
 				ids[strings.Clone(l.uuid)] = id
 			}

@@ -49,6 +49,7 @@ func (t tokens) usage() session.Usage {
 
 // pending is an entry waiting in the queue.
 type pending struct {
+	at     string // where it began (converter.at), for its id
 	e      Entry
 	blocks []byte // the content blocks so far
 	n      int    // how many
@@ -61,6 +62,7 @@ type codexState struct {
 	queue           []*pending
 	replaying       bool
 	forkTime        time.Time
+	at              string // where the line being read is (converter.at)
 }
 
 func (c *converter) codex() error {
@@ -88,6 +90,7 @@ func (c *converter) codex() error {
 			return true
 		})
 		ts = stamp(ts)
+		s.at = c.at(n)
 		if typ == "session_meta" && c.hdr == nil {
 			if err := c.codexMeta(&s, p, ts); err != nil {
 				return err
@@ -199,7 +202,7 @@ func (c *converter) codexLine(s *codexState, n int, ts, typ string, p gjson.Resu
 
 func (c *converter) queueKept(s *codexState, n int, ts, kind string, raw []byte) error {
 	e := Entry{Line: n, Timestamp: ts, Kind: kind, Body: bytes.Clone(c.kept("codex", raw))}
-	s.queue = append(s.queue, &pending{e: e})
+	s.queue = append(s.queue, &pending{at: s.at, e: e})
 	return nil
 }
 
@@ -236,7 +239,7 @@ func (s *codexState) reply(n int, ts string) *pending {
 	if k := len(s.queue); k > 0 && s.queue[k-1].e.Role == "assistant" {
 		return s.queue[k-1]
 	}
-	p := &pending{e: Entry{Line: n, Timestamp: ts, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{}}}
+	p := &pending{at: s.at, e: Entry{Line: n, Timestamp: ts, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{}}}
 	s.queue = append(s.queue, p)
 	return p
 }
@@ -247,7 +250,7 @@ func (s *codexState) user(n int, ts string, join bool) *pending {
 	if k := len(s.queue); join && k > 0 && s.queue[k-1].e.Role == "user" && s.queue[k-1].tool {
 		return s.queue[k-1]
 	}
-	p := &pending{e: Entry{Line: n, Timestamp: ts, Role: "user", Provider: s.provider, Model: s.model}, tool: join}
+	p := &pending{at: s.at, e: Entry{Line: n, Timestamp: ts, Role: "user", Provider: s.provider, Model: s.model}, tool: join}
 	s.queue = append(s.queue, p)
 	return p
 }
@@ -278,7 +281,7 @@ func (c *converter) responseItem(s *codexState, n int, ts string, p gjson.Result
 			}
 			e = s.user(n, ts, false)
 		default: // developer, system
-			e = &pending{e: Entry{Line: n, Timestamp: ts, Role: "system"}}
+			e = &pending{at: s.at, e: Entry{Line: n, Timestamp: ts, Role: "system"}}
 			s.queue = append(s.queue, e)
 		}
 		for _, v := range parts {
@@ -388,14 +391,14 @@ func (c *converter) flush(s *codexState, u *session.Usage) error {
 	}
 	if u != nil && last < 0 {
 		// Usage with no reply recorded: a reply of its own, empty.
-		p := &pending{e: Entry{Timestamp: c.lastTS, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{}}}
+		p := &pending{at: "0", e: Entry{Timestamp: c.lastTS, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{}}}
 		s.queue = append(s.queue, p)
 		last = len(s.queue) - 1
 		c.stats.add("usage with no reply recorded", 1)
 	}
 	for i, p := range s.queue {
 		e := &p.e
-		e.ID = c.id("line\x00" + strconv.Itoa(e.Line) + "\x00" + strconv.Itoa(i))
+		e.ID = c.id("line\x00" + p.at + "\x00" + strconv.Itoa(i))
 		e.ParentID = c.last
 		if r := e.Reply; r != nil {
 			switch {

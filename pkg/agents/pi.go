@@ -57,7 +57,7 @@ func (c *converter) pi() error {
 		}
 		id := own
 		if _, hex := session.HexID(own); !hex || c.taken[own] {
-			id = c.id("line\x00" + strconv.Itoa(n))
+			id = c.id("line\x00" + c.at(n))
 		} else {
 			c.taken[own] = true
 		}

@@ -213,3 +213,22 @@ func TestCodexIDFromAnyName(t *testing.T) {
 		t.Errorf("id %q, want %q", got, want)
 	}
 }
+
+// A line of many objects gives each an id of its own at once: the ids of
+// a line's objects once collided, each draw with all the others' (hours
+// for a line of a million "{}").
+func TestManyObjectsOnALine(t *testing.T) {
+	for _, file := range []string{"pi3.jsonl", "claude.jsonl", "codex.jsonl"} {
+		b, err := os.ReadFile("testdata/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := bytes.IndexByte(b, '\n') + 1
+		many := append(append(append([]byte{}, b[:i]...), bytes.Repeat([]byte(`{"type":"x"}`), 20000)...), '\n')
+		many = append(many, b[i:]...)
+		got := convert(t, file, many) // before: hours (the test's timeout)
+		if n := bytes.Count(got.session, []byte(`"type":"claude.x"`)) + bytes.Count(got.session, []byte(`"type":"pi.x"`)) + bytes.Count(got.session, []byte(`"type":"codex.x"`)); n != 20000 {
+			t.Errorf("%s: %d of the line's 20000 objects kept", file, n)
+		}
+	}
+}
