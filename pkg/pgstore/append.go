@@ -42,7 +42,6 @@ func (p *PG) lock(ctx context.Context, tx dbtx, id string, begin bool) (state, e
 	if begin {
 		b.Queue("BEGIN")
 	}
-	b.Queue(`SELECT set_config('lock_timeout', $1, true)`, fmt.Sprint(max(1, p.wait.Milliseconds())))
 	b.Queue(`SELECT leaf, leaf_provider, leaf_model, entries, messages, bytes, last_activity
 		FROM panto_sessions WHERE id = $1 FOR UPDATE`, id)
 	br := tx.SendBatch(ctx, &b)
@@ -90,6 +89,9 @@ func (p *PG) Append(ctx context.Context, name string, msgs []store.Msg, o store.
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if err := p.applyWait(ctx); err != nil {
+		return nil, p.fail("append to session "+name, err)
 	}
 	id := name
 	if !session.IsUUID(name) { // a prefix: the session must exist
@@ -243,23 +245,30 @@ func (st *state) follow(c *session.Line, size int64) {
 }
 
 // activeStamp is the stamp of the last user entry on the path to entry
-// leaf (SPEC §2), walking up its parents.
+// leaf (SPEC §2), walking up its parents. Each step goes to an earlier
+// entry (a parent after its child is no parent: SPEC §10, a row is input),
+// so the walk ends within the session's entries whatever the rows say, a
+// crafted cycle included. The stamp is read from the entry's line, the
+// exact bytes (the text columns are for people).
 func activeStamp(ctx context.Context, tx dbtx, id, leaf string) (session.Stamp, error) {
-	var provider, model *string
-	err := tx.QueryRow(ctx, `WITH RECURSIVE path(id, parent, role, provider, model, depth) AS (
-			SELECT id, parent, role, provider, model, 0 FROM panto_entries WHERE session = $1 AND id = $2 AND valid
+	var line []byte
+	err := tx.QueryRow(ctx, `WITH RECURSIVE path(seq, parent, role) AS (
+			SELECT seq, parent, role FROM panto_entries WHERE session = $1 AND id = $2 AND valid
 			UNION ALL
-			SELECT e.id, e.parent, e.role, e.provider, e.model, p.depth + 1
-			FROM panto_entries e JOIN path p ON e.session = $1 AND e.id = p.parent AND e.valid
+			SELECT e.seq, e.parent, e.role
+			FROM panto_entries e JOIN path p ON e.session = $1 AND e.id = p.parent AND e.seq < p.seq AND e.valid
 		)
-		SELECT provider, model FROM path WHERE role = 'user' ORDER BY depth LIMIT 1`, id, leaf).Scan(&provider, &model)
-	if errors.Is(err, pgx.ErrNoRows) || provider == nil || model == nil {
+		SELECT e.line FROM panto_entries e
+		WHERE e.session = $1 AND e.seq = (SELECT max(seq) FROM path WHERE role = 'user')`, id, leaf).Scan(&line)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return session.Stamp{}, nil
 	}
 	if err != nil {
 		return session.Stamp{}, err
 	}
-	return session.Stamp{Provider: *provider, Model: *model}, nil
+	c := session.Classify(line)
+	st, _ := c.UserStamp()
+	return st, nil
 }
 
 func joinColumns() string {

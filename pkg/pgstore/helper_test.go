@@ -31,6 +31,7 @@ import (
 //	create ID     create session ID with one batch (no leaf expected);
 //	              print "won" or "lost"
 //	push FILE     push the session file FILE
+//	sleep         run a query of a minute (print "started" first)
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("PANTO_PG_HELPER"); mode != "" {
 		os.Exit(helper(mode, strings.Fields(os.Getenv("PANTO_PG_ARGS"))))
@@ -73,6 +74,12 @@ func helper(mode string, args []string) int {
 		case isStoreError(err):
 			fmt.Fprintln(out, "lost")
 		default:
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+	case "sleep":
+		out.Flush()
+		if err := sleeper(ctx, os.Getenv("PANTO_PG_URL")); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 3
 		}
@@ -188,4 +195,17 @@ func pushFile(ctx context.Context, p *PG, path string) (*store.Received, error) 
 		return nil, err
 	}
 	return p.Receive(ctx, fileSource{f, fi.Size()})
+}
+
+// sleeper runs a query of a minute on a connection of the database at u,
+// for the tests that kill a client in the middle of a query.
+func sleeper(ctx context.Context, u string) error {
+	p, err := Open(ctx, u)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	fmt.Println("started")
+	_, err = p.conn.Exec(ctx, `SELECT pg_sleep(60), 'panto-sleeper'`)
+	return err
 }

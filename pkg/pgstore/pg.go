@@ -12,6 +12,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,10 +36,26 @@ type PG struct {
 	conn *pgx.Conn
 	url  string // redacted
 	wait time.Duration
+	set  time.Duration // the connection's lock_timeout
 }
 
-// DefaultWait is how long an appender waits for another's lock.
+// DefaultWait is how long an appender waits for another's lock, and
+// every statement for a lock (a table locked by a migration or a VACUUM
+// FULL): the connection's lock_timeout.
 const DefaultWait = 10 * time.Second
+
+// StatementTimeout bounds every statement (statement_timeout), unless the
+// URL sets one: no query runs unbounded.
+const StatementTimeout = 5 * time.Minute
+
+// IdleTimeout ends a transaction its client left idle (a stopped process
+// holding a session's row lock): idle_in_transaction_session_timeout.
+const IdleTimeout = time.Minute
+
+// checkInterval is how often the server looks whether the client of a
+// running query is still there (client_connection_check_interval,
+// PostgreSQL 14 on): a killed client's query is cancelled, not run on.
+const checkInterval = time.Second
 
 func init() {
 	store.Register("postgres", func(url string, getenv func(string) string) (store.Store, error) {
@@ -55,10 +73,25 @@ func Open(ctx context.Context, url string) (*PG, error) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
-	p := &PG{url: store.Redact(url), wait: DefaultWait}
+	p := &PG{url: store.Redact(url), wait: DefaultWait, set: DefaultWait}
+	if _, set := cfg.RuntimeParams["lock_timeout"]; set {
+		p.set = -1 // the URL's, for reads; a writer sets its --wait
+	}
+	for k, v := range map[string]time.Duration{"lock_timeout": DefaultWait, "statement_timeout": StatementTimeout, "idle_in_transaction_session_timeout": IdleTimeout} {
+		if _, set := cfg.RuntimeParams[k]; !set {
+			cfg.RuntimeParams[k] = ms(v)
+		}
+	}
 	p.conn, err = pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: cannot connect to %s: %s", store.ErrUnavailable, p.where(cfg), redact(err.Error(), cfg.Password))
+	}
+	if _, err := p.conn.Exec(ctx, `SELECT set_config('client_connection_check_interval', $1, false)`, ms(checkInterval)); err != nil {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "42704" { // undefined_object: a server before 14
+			p.conn.Close(ctx)
+			return nil, p.fail("connect", err)
+		}
 	}
 	if err := checkSchema(ctx, p.conn); err != nil {
 		p.conn.Close(ctx)
@@ -91,6 +124,12 @@ func (p *PG) fail(what string, err error) error {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "55P03": // lock_not_available: lock_timeout
+			return store.Mark(fmt.Errorf("%s in %s: timed out waiting for a lock another holds (a writer, a migration, a VACUUM FULL?): try again", what, p.url), store.ErrBusy)
+		case "57014": // query_canceled: statement_timeout
+			return store.Mark(fmt.Errorf("%s in %s: the statement was cancelled after its timeout (%s): try again", what, p.url, pe.Message), store.ErrUnavailable)
+		}
 		return fmt.Errorf("%s in %s: %s (SQLSTATE %s)", what, p.url, pe.Message, pe.Code)
 	}
 	if pgconn.SafeToRetry(err) || p.conn.IsClosed() || errors.Is(err, context.DeadlineExceeded) {
@@ -102,8 +141,28 @@ func (p *PG) fail(what string, err error) error {
 // Where is the database URL, its password hidden.
 func (p *PG) Where() string { return p.url }
 
-// SetWait sets how long an appender waits for another's lock.
+// SetWait sets how long an appender waits for another's lock (any lock
+// its statements take, table locks included); it takes effect with the
+// next write.
 func (p *PG) SetWait(d time.Duration) { p.wait = d }
+
+// applyWait makes the connection's lock_timeout the wait, outside any
+// transaction (a SET in one that rolls back is undone). It must come
+// before the statements: a statement waits for its table's lock while it
+// is parsed, before anything of its batch runs.
+func (p *PG) applyWait(ctx context.Context) error {
+	if p.wait == p.set {
+		return nil
+	}
+	if _, err := p.conn.Exec(ctx, `SELECT set_config('lock_timeout', $1, false)`, ms(p.wait)); err != nil {
+		return err
+	}
+	p.set = p.wait
+	return nil
+}
+
+// ms is d as a setting in milliseconds (at least 1: 0 would be no bound).
+func ms(d time.Duration) string { return fmt.Sprint(max(1, d.Milliseconds())) }
 
 // Close closes the connection.
 func (p *PG) Close() error {
@@ -248,28 +307,93 @@ func (p *PG) Open(ctx context.Context, name string) (store.Reader, error) {
 	return r, nil
 }
 
-// copyOut writes the session id as a file's bytes to w.
+// copyOut writes the session id as a file's bytes to w. What the rows
+// hold is input (SPEC §10: anyone with write access to the database may
+// have written them): the header must be one session header, of this
+// row's id and cwd; every line one complete JSON object, an entry, whose
+// id and parent are the row's; and every parent that the session holds
+// must come before its child (no cycle). Anything else is ErrBadRow and
+// nothing is given out.
 func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error {
 	var header []byte
-	if err := tx.QueryRow(ctx, `SELECT header FROM panto_sessions WHERE id = $1`, id).Scan(&header); err != nil {
+	var cwd string
+	if err := tx.QueryRow(ctx, `SELECT header, cwd FROM panto_sessions WHERE id = $1`, id).Scan(&header, &cwd); err != nil {
+		return p.fail("read session "+id, err)
+	}
+	h := session.Classify(header)
+	switch {
+	case bytes.IndexByte(header, '\n') >= 0 || h.Kind != session.KindHeader:
+		return fmt.Errorf("%w: session %s: its header is not one session header line", store.ErrBadRow, id)
+	case h.ID != id:
+		return fmt.Errorf("%w: session %s: its header names session %q", store.ErrBadRow, id, h.ID)
+	case readable(h.Cwd) != cwd:
+		return fmt.Errorf("%w: session %s: its header's cwd is not the row's", store.ErrBadRow, id)
+	}
+	var bad struct {
+		seq           int64
+		child, parent string
+	}
+	err := tx.QueryRow(ctx, `SELECT c.seq, c.id, c.parent FROM panto_entries c
+		JOIN panto_entries e ON e.session = c.session AND e.id = c.parent
+		WHERE c.session = $1 AND e.seq >= c.seq LIMIT 1`, id).Scan(&bad.seq, &bad.child, &bad.parent)
+	switch {
+	case err == nil:
+		return fmt.Errorf("%w: session %s: entry %d (%s) has parent %s, itself or a later entry (a parent cycle)", store.ErrBadRow, id, bad.seq, bad.child, bad.parent)
+	case !errors.Is(err, pgx.ErrNoRows):
 		return p.fail("read session "+id, err)
 	}
 	bw := w.writer()
 	bw.Write(header)
 	bw.WriteByte('\n')
-	rows, err := tx.Query(ctx, `SELECT line FROM panto_entries WHERE session = $1 ORDER BY seq`, id)
+	rows, err := tx.Query(ctx, `SELECT seq, id, parent, line FROM panto_entries WHERE session = $1 ORDER BY seq`, id)
 	if err != nil {
 		return p.fail("read session "+id, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		bw.Write(rows.RawValues()[0]) // bytea in binary: the line itself
+		v := rows.RawValues() // binary: int8, text, text, bytea (the line itself)
+		line := v[3]
+		seq := int64(-1)
+		if len(v[0]) == 8 {
+			seq = int64(binary.BigEndian.Uint64(v[0]))
+		}
+		if err := checkRow(line, v[1], v[2]); err != nil {
+			return fmt.Errorf("%w: session %s: entry %d: %v", store.ErrBadRow, id, seq, err)
+		}
+		bw.Write(line)
 		bw.WriteByte('\n')
 	}
 	if err := rows.Err(); err != nil {
 		return p.fail("read session "+id, err)
 	}
 	return bw.Flush()
+}
+
+// checkRow checks that an entry row's line is one complete JSON object,
+// an entry, whose id and parent are the row's columns (NULL: nil).
+func checkRow(line, id, parent []byte) error {
+	if bytes.IndexByte(line, '\n') >= 0 {
+		return fmt.Errorf("its line holds a newline")
+	}
+	c := session.Classify(line)
+	switch {
+	case c.Kind == session.KindCorrupt:
+		return fmt.Errorf("its line is not a complete JSON object (%s)", c.Problem)
+	case c.Kind == session.KindHeader || c.Type == "session":
+		return fmt.Errorf("its line is a session header")
+	case c.ID != string(id) || c.ParentID != string(parent):
+		return fmt.Errorf("its line's id and parentId (%q, %q) are not the row's (%q, %q)", c.ID, c.ParentID, id, parent)
+	}
+	return nil
+}
+
+// readable is s as a text column keeps it: valid UTF-8 without NUL (each
+// run of invalid bytes, and each NUL, as U+FFFD). The exact bytes are in the line.
+func readable(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // castagnoli is made when first needed: making it costs every command

@@ -31,6 +31,9 @@ func (p *PG) Receive(ctx context.Context, src store.Source) (*store.Received, er
 	if err != nil {
 		return nil, err
 	}
+	if err := p.applyWait(ctx); err != nil {
+		return nil, p.fail("push session "+l.Header.ID, err)
+	}
 	h := l.Header
 	header := make([]byte, 0, 256)
 	rd := scan.NewReader(io.NewSectionReader(src, 0, l.Good), 0)

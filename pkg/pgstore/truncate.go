@@ -16,6 +16,9 @@ import (
 func (p *PG) Truncate(ctx context.Context, name, after string) (*store.Cut, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.applyWait(ctx); err != nil {
+		return nil, p.fail("truncate session "+name, err)
+	}
 	id, err := p.resolve(ctx, p.conn, name, "", true)
 	if err != nil || after == "" {
 		return nil, err

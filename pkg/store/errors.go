@@ -19,6 +19,7 @@ var (
 	ErrBadURL        = errors.New("store: bad store URL")
 	ErrUnavailable   = errors.New("store: cannot reach the store")
 	ErrConflict      = errors.New("store: an entry exists with other bytes")
+	ErrBadRow        = errors.New("store: a row of the database is no part of a session")
 )
 
 // Mark returns err, still saying what it says, that is also kind (one of
