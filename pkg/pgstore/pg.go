@@ -68,7 +68,13 @@ func init() {
 func Open(ctx context.Context, url string) (*PG, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s", store.ErrBadURL, redact(err.Error(), url))
+		// pgx quotes the string it could not read, its password redacted
+		// only in part: what it says follows our own redaction instead.
+		msg := err.Error()
+		if i := strings.Index(msg, "`: "); strings.HasPrefix(msg, "cannot parse `") && i > 0 {
+			msg = msg[i+3:]
+		}
+		return nil, fmt.Errorf("%w: %s: %s", store.ErrBadURL, store.Redact(url), store.Scrub(msg, url))
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
@@ -84,7 +90,7 @@ func Open(ctx context.Context, url string) (*PG, error) {
 	}
 	p.conn, err = pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cannot connect to %s: %s", store.ErrUnavailable, p.where(cfg), redact(err.Error(), cfg.Password))
+		return nil, fmt.Errorf("%w: cannot connect to %s: %s", store.ErrUnavailable, p.where(cfg), store.Scrub(redact(err.Error(), cfg.Password), url))
 	}
 	if _, err := p.conn.Exec(ctx, `SELECT set_config('client_connection_check_interval', $1, false)`, ms(checkInterval)); err != nil {
 		var pe *pgconn.PgError

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -332,13 +333,18 @@ func Register(scheme string, o Opener) {
 	openers[scheme] = o
 }
 
+// schemeName is what a URL's scheme may be (RFC 3986).
+var schemeName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
 // Open opens the store a URL names: "" for the file store, "null:", or
 // "postgres://…" (also "postgresql://…").
 func Open(url string, getenv func(string) string) (Store, error) {
 	scheme := "file"
-	if url != "" {
+	if IsKeyValue(url) {
+		scheme = "postgres" // libpq's other form: host=… dbname=…
+	} else if url != "" {
 		s, _, ok := strings.Cut(url, ":")
-		if !ok || s == "" {
+		if !ok || !schemeName.MatchString(s) { // never quoted: it may hold a piece of a password
 			return nil, fmt.Errorf("%w: %q: give postgres://…, null: or nothing for files", ErrBadURL, Redact(url))
 		}
 		scheme = strings.ToLower(s)
