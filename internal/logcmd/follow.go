@@ -514,12 +514,21 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 				if err != nil {
 					return err
 				}
+				// The file went on another way after a cut (more): the
+				// database follows it. It stops short of the database:
 				switch {
-				case more: // it went another way after a cut: the database follows it
-				case f.o.agents: // the agent deleted history: the archive keeps it
+				case f.o.agents && !more: // the agent deleted history: the archive keeps it
 					t.pos = nil
 					return nil
-				case !cutAside(t.path, sh): // a copy that lags behind the database: left alone
+				case f.o.agents: // as import does: cut only what the conversion holds again
+					theirs, err := f.theirs(ctx, c, sh)
+					if err != nil {
+						return err
+					}
+					if theirs > 0 {
+						return fmt.Errorf("%w: the log changed, and session %s holds %d entries after its entry %d that the log does not (appended since the import?): not cut (panto-log import --force cuts them aside)", errNotFollowed, c.id, theirs, sh.Entries)
+					}
+				case !more && !cutAside(t.path, sh): // a copy that lags behind the database: left alone
 					return fmt.Errorf("%w: it holds %d entries of session %s, the database %d: a copy behind the database? nothing written (push --status shows it)", errNotFollowed, sh.Entries, c.id, sh.Have)
 				}
 				keep = sh.Entries
@@ -790,7 +799,53 @@ func (f *follower) syncLog(ctx context.Context, t *tracked) error {
 		source: pgstore.Position{Source: t.path, Bytes: size, Lines: lines, Sum: prefixSum(src, size)}}
 	t.id = c.id
 	t.pos = nil // the conversion's position is the database's
-	return f.commitAll(ctx, t, c)
+	err = f.commitAll(ctx, t, c)
+	if errors.Is(err, store.ErrConflict) { // the header differs: the log was moved (Codex archives a session) or copied
+		have, herr := f.db.Header(ctx, c.id)
+		if herr != nil {
+			return herr
+		}
+		if have == nil || string(have) == string(c.header) {
+			return err
+		}
+		// As import does: the session keeps the header of its first import.
+		moved, size, herr := withHeader(tmp, n, append(have, '\n'))
+		if herr != nil {
+			return herr
+		}
+		defer moved.Close()
+		c.r, c.size, c.header = moved, size, have
+		err = f.commitAll(ctx, t, c)
+	}
+	return err
+}
+
+// theirs counts the entries the database holds of c's session after the
+// ones both share that c does not hold (by id).
+func (f *follower) theirs(ctx context.Context, c content, sh pgstore.Share) (int, error) {
+	ids, err := f.db.IDsAfter(ctx, c.id, sh.Entries)
+	if err != nil {
+		return 0, err
+	}
+	have := map[string]bool{}
+	rd := scan.NewReader(io.NewSectionReader(c.r, sh.Bytes, c.size-sh.Bytes), sh.Bytes)
+	for {
+		line, _, term, err := rd.Next()
+		if err == io.EOF || err == nil && !term {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		have[session.Classify(line).ID] = true
+	}
+	n := 0
+	for _, id := range ids {
+		if !have[id] {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // countLines counts the newlines r holds.

@@ -380,3 +380,35 @@ func (s *newRows) Next() bool {
 func (s *newRows) Values() ([]any, error) { return s.vals, nil }
 
 func (s *newRows) Err() error { return nil }
+
+// Header returns the header line of session id (nil when the database does
+// not hold it).
+func (p *PG) Header(ctx context.Context, id string) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var h []byte
+	err := p.conn.QueryRow(ctx, `SELECT header FROM panto_sessions WHERE id = $1`, id).Scan(&h)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, p.fail("read session "+id, err)
+	}
+	return h, nil
+}
+
+// IDsAfter returns the entry ids of session id after its first n entries
+// ("" for a line without one).
+func (p *PG) IDsAfter(ctx context.Context, id string, n int64) ([]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rows, err := p.conn.Query(ctx, `SELECT coalesce(id, '') FROM panto_entries WHERE session = $1 AND seq > $2 ORDER BY seq`, id, n)
+	if err != nil {
+		return nil, p.fail("read session "+id, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, p.fail("read session "+id, err)
+	}
+	return ids, nil
+}
