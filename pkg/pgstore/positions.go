@@ -229,72 +229,16 @@ type Committed struct {
 
 // Commit applies c in one transaction, the position with the lines: the
 // session's row is locked first (as appenders lock it), and the position
-// advances only if the lines are committed with it.
+// advances only if the lines are committed with it. A commit of a few lines
+// is three round trips: BEGIN with the lock, the position, and the rows
+// with COMMIT.
 func (p *PG) Commit(ctx context.Context, c Commit) (Committed, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var res Committed
-	err := pgx.BeginFunc(ctx, p.conn, func(tx pgx.Tx) error {
-		st, err := p.lock(ctx, tx, c.ID, false)
-		if err != nil {
-			return err
-		}
-		m, err := p.followed(ctx, tx, c.ID)
-		if err != nil {
-			return err
-		}
-		f := m[c.ID]
-		if f.Entries != c.ExpectEntries || (f.Pos == nil) != (c.Expect == nil) ||
-			f.Pos != nil && !samePosition(*f.Pos, *c.Expect) {
-			return ErrMoved
-		}
-		if !st.exists {
-			var created *time.Time
-			h := session.Classify(c.Header)
-			if h.Kind != session.KindHeader || h.ID != c.ID {
-				return fmt.Errorf("%w: session %s: no valid header", store.ErrNeedsFsck, c.ID)
-			}
-			if t, err := time.Parse(time.RFC3339Nano, h.Timestamp); err == nil {
-				created = &t
-			}
-			origin := session.Field(c.Header, "origin")
-			if _, err := tx.Exec(ctx, `INSERT INTO panto_sessions (id, cwd, created, origin, header, bytes) VALUES ($1, $2, $3, $4, $5, $6)`,
-				c.ID, h.Cwd, created, jsonOrNil(origin), c.Header, int64(len(c.Header))+1); err != nil {
-				return err
-			}
-			st.bytes = int64(len(c.Header)) + 1
-		}
-		if c.Keep >= 0 && c.Keep < st.entries {
-			if res.Cut, err = cutTo(ctx, tx, c.ID, &st, c.Keep); err != nil {
-				return err
-			}
-		}
-		branched := false
-		if len(c.Lines) > 0 {
-			rows := &newRows{lines: c.Lines, id: c.ID, st: &st, branched: &branched}
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"panto_entries"}, entryColumns, rows); err != nil {
-				return err
-			}
-			res.Entries = int64(len(c.Lines))
-		}
-		if branched && st.leaf != "" { // a branch: the stamp is the leaf path's
-			if st.stamp, err = activeStamp(ctx, tx, c.ID, st.leaf); err != nil {
-				return err
-			}
-		}
-		to := c.To
-		if st.entries != to.Entries || st.bytes != to.SessionBytes {
-			return fmt.Errorf("session %s: the commit would leave %d entries (%d bytes), not the %d (%d bytes) it was computed for", c.ID, st.entries, st.bytes, to.Entries, to.SessionBytes)
-		}
-		var b pgx.Batch
-		b.Queue(`UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
-			c.ID, opt(st.leaf), opt(st.stamp.Provider), opt(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
-		b.Queue(`INSERT INTO panto_positions (session, source, bytes, lines, crc, entries, session_bytes, session_crc, updated)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
-			ON CONFLICT (session) DO UPDATE SET source = $2, bytes = $3, lines = $4, crc = $5, entries = $6, session_bytes = $7, session_crc = $8, updated = now()`,
-			c.ID, []byte(to.Source), to.Bytes, to.Lines, int64(to.Sum), to.Entries, to.SessionBytes, int64(to.SessionSum))
-		return tx.SendBatch(ctx, &b).Close()
-	})
+	res, err := p.commitTx(ctx, c)
+	if err != nil && !p.conn.IsClosed() {
+		p.conn.Exec(context.Background(), "ROLLBACK") // nothing of the commit stays
+	}
 	if err != nil {
 		var pe *pgconn.PgError
 		switch {
@@ -312,6 +256,90 @@ func (p *PG) Commit(ctx context.Context, c Commit) (Committed, error) {
 	return res, nil
 }
 
+// copyOver is the number of lines from which a commit sends its rows by
+// COPY rather than as statements of its last round trip.
+const copyOver = 64
+
+func (p *PG) commitTx(ctx context.Context, c Commit) (Committed, error) {
+	var res Committed
+	tx := p.conn
+	st, err := p.lock(ctx, tx, c.ID, true)
+	if err != nil {
+		return res, err
+	}
+	m, err := p.followed(ctx, tx, c.ID)
+	if err != nil {
+		return res, err
+	}
+	f := m[c.ID]
+	if f.Entries != c.ExpectEntries || (f.Pos == nil) != (c.Expect == nil) ||
+		f.Pos != nil && !samePosition(*f.Pos, *c.Expect) {
+		return res, ErrMoved
+	}
+	var b pgx.Batch
+	if !st.exists {
+		var created *time.Time
+		h := session.Classify(c.Header)
+		if h.Kind != session.KindHeader || h.ID != c.ID {
+			return res, fmt.Errorf("%w: session %s: no valid header", store.ErrNeedsFsck, c.ID)
+		}
+		if t, err := time.Parse(time.RFC3339Nano, h.Timestamp); err == nil {
+			created = &t
+		}
+		origin := session.Field(c.Header, "origin")
+		b.Queue(`INSERT INTO panto_sessions (id, cwd, created, origin, header, bytes) VALUES ($1, $2, $3, $4, $5, $6)`,
+			c.ID, h.Cwd, created, jsonOrNil(origin), c.Header, int64(len(c.Header))+1)
+		st.bytes = int64(len(c.Header)) + 1
+	}
+	if c.Keep >= 0 && c.Keep < st.entries {
+		if res.Cut, err = cutTo(ctx, tx, c.ID, &st, c.Keep); err != nil {
+			return res, err
+		}
+	}
+	branched := false
+	rows := &newRows{lines: c.Lines, id: c.ID, st: &st, branched: &branched}
+	if len(c.Lines) > copyOver {
+		if b.Len() > 0 { // the session's row first
+			if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+				return res, err
+			}
+			b = pgx.Batch{}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"panto_entries"}, entryColumns, rows); err != nil {
+			return res, err
+		}
+	} else {
+		sql := `INSERT INTO panto_entries (` + joinColumns() + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
+		for rows.Next() {
+			b.Queue(sql, rows.vals...)
+		}
+	}
+	res.Entries = int64(len(c.Lines))
+	if branched && st.leaf != "" { // a branch: the stamp is the leaf path's, read once the rows are in
+		if b.Len() > 0 {
+			if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+				return res, err
+			}
+			b = pgx.Batch{}
+		}
+		if st.stamp, err = activeStamp(ctx, tx, c.ID, st.leaf); err != nil {
+			return res, err
+		}
+	}
+	to := c.To
+	if st.entries != to.Entries || st.bytes != to.SessionBytes {
+		return res, fmt.Errorf("session %s: the commit would leave %d entries (%d bytes), not the %d (%d bytes) it was computed for", c.ID, st.entries, st.bytes, to.Entries, to.SessionBytes)
+	}
+	b.Queue(`UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
+		c.ID, opt(st.leaf), opt(st.stamp.Provider), opt(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
+	b.Queue(`INSERT INTO panto_positions (session, source, bytes, lines, crc, entries, session_bytes, session_crc, updated)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+		ON CONFLICT (session) DO UPDATE SET source = $2, bytes = $3, lines = $4, crc = $5, entries = $6, session_bytes = $7, session_crc = $8, updated = now()`,
+		c.ID, []byte(to.Source), to.Bytes, to.Lines, int64(to.Sum), to.Entries, to.SessionBytes, int64(to.SessionSum))
+	b.Queue("COMMIT")
+	return res, tx.SendBatch(ctx, &b).Close()
+}
+
 // samePosition compares what a follower compares of two positions (the
 // path a file was seen at may differ: it was renamed, or read on another
 // machine).
@@ -322,7 +350,7 @@ func samePosition(a, b Position) bool {
 
 // cutTo cuts session id back to its first keep entries: the lines after
 // are moved to panto_cuts, never simply deleted, and st is what is left.
-func cutTo(ctx context.Context, tx pgx.Tx, id string, st *state, keep int64) (int64, error) {
+func cutTo(ctx context.Context, tx dbtx, id string, st *state, keep int64) (int64, error) {
 	tag, err := tx.Exec(ctx, `INSERT INTO panto_cuts (session, seq, cut_at, line) SELECT session, seq, $3, line FROM panto_entries WHERE session = $1 AND seq > $2`, id, keep, time.Now())
 	if err != nil {
 		return 0, err
