@@ -68,8 +68,9 @@ type tracked struct {
 	pos       *pgstore.Position // the last position committed or read (nil: ask the database)
 	lastLen   int64             // the last committed line of the session (push), to notice a cut
 	lastSum   uint32
-	stuck     string // why the file is not followed as it is (said once), until it changes
-	unchanged bool   // stat as last synced
+	stuck     string    // why the file is not followed as it is (said once), until it changes
+	writing   time.Time // since when a writer has held the file's lock (zero: it did not)
+	unchanged bool      // stat as last synced
 }
 
 type follower struct {
@@ -150,7 +151,7 @@ func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
 	for {
 		var retry <-chan time.Time
 		if len(f.dirty) > 0 {
-			retry = time.After(max(time.Until(f.next), 10*time.Millisecond))
+			retry = time.After(max(time.Until(f.next), writingPause))
 		}
 		select {
 		case <-ctx.Done():
@@ -350,6 +351,7 @@ func (f *follower) syncDirty(ctx context.Context) {
 		switch {
 		case err == nil:
 			delete(f.dirty, p)
+		case errors.Is(err, errWriting): // looked at again in a moment
 		case isDatabaseTrouble(err):
 			if ctx.Err() == nil {
 				f.lost(err)
@@ -369,7 +371,7 @@ func (f *follower) syncDirty(ctx context.Context) {
 // isDatabaseTrouble tells a database that failed (to be retried) from a
 // verdict on a file.
 func isDatabaseTrouble(err error) bool {
-	for _, e := range []error{store.ErrConflict, store.ErrNeedsFsck, store.ErrNewerVersion, errNotFollowed, os.ErrNotExist} {
+	for _, e := range []error{store.ErrConflict, store.ErrNeedsFsck, store.ErrNewerVersion, errNotFollowed, errWriting, os.ErrNotExist} {
 		if errors.Is(err, e) {
 			return false
 		}
@@ -377,6 +379,16 @@ func isDatabaseTrouble(err error) bool {
 	var pe *fs.PathError
 	return !errors.As(err, &pe)
 }
+
+// errWriting is a session a writer holds the lock of: it is read once the
+// writer's batch is durable (a pause of writingPause, for at most
+// writingWait; then what is complete is read anyway).
+var errWriting = errors.New("a writer holds it")
+
+const (
+	writingPause = 2 * time.Millisecond
+	writingWait  = time.Second
+)
 
 // errNotFollowed is a verdict on a file: said once, then the file waits
 // until it changes.
@@ -442,8 +454,23 @@ func (f *follower) syncSession(ctx context.Context, t *tracked) error {
 		return err
 	}
 	defer r.Close()
+	// A writer's batch is read once it is durable: the lock it holds for
+	// the write and the fsync is tested (not waited for, and held for no
+	// time at all), so the database gets no line the writer could still
+	// cut back, and its commit does not compete with the writer's fsync.
+	if locked, err := r.Locked(); err == nil && locked && (t.writing.IsZero() || time.Since(t.writing) < writingWait) {
+		if t.writing.IsZero() {
+			t.writing = time.Now()
+		}
+		return errWriting
+	}
+	t.writing = time.Time{}
+	size, err := r.SizeNow()
+	if err != nil {
+		return err
+	}
 	fi, _ := os.Stat(t.path)
-	c := content{r: r, size: r.Size(), mtime: fi.ModTime()}
+	c := content{r: r, size: size, mtime: fi.ModTime()}
 	header, _, term, err := scan.NewReader(io.NewSectionReader(r, 0, c.size), 0).Next()
 	if err == io.EOF || err == nil && !term {
 		return nil // being written: a writer makes a file whole before it names it, so this is someone else's
