@@ -1,0 +1,504 @@
+package logcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/agents"
+	"github.com/panto-dev/panto/pkg/filestore"
+	"github.com/panto-dev/panto/pkg/pgstore"
+	"github.com/panto-dev/panto/pkg/scan"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// sync commits what the file has that the database lacks.
+func (f *follower) sync(ctx context.Context, t *tracked) error {
+	fi, err := os.Stat(t.path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) { // deleted or renamed: the database keeps the session
+			delete(f.files, t.path)
+			return nil
+		}
+		return err
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	same := st != nil && uint64(st.Dev) == t.dev && st.Ino == t.ino && fi.Size() == t.size && fi.ModTime().UnixNano() == t.mtime
+	if same && (t.unchanged || t.stuck != "") {
+		return nil
+	}
+	t.unchanged = false
+	if !same {
+		t.stuck = ""
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: not a regular file", errNotFollowed)
+	}
+	for try := 0; ; try++ { // a session another writer moved meanwhile: read it again
+		if f.o.agents {
+			err = f.syncLog(ctx, t)
+		} else {
+			err = f.syncSession(ctx, t)
+		}
+		if !errors.Is(err, pgstore.ErrMoved) || try == 5 {
+			break
+		}
+		t.pos = nil
+	}
+	if err == nil {
+		if st != nil {
+			t.dev, t.ino = uint64(st.Dev), st.Ino
+		}
+		t.size, t.mtime, t.unchanged = fi.Size(), fi.ModTime().UnixNano(), true
+	}
+	return err
+}
+
+// content is a session file's bytes to follow: the file itself (push), or
+// the conversion of another agent's log (import).
+type content struct {
+	r      io.ReaderAt
+	size   int64
+	header []byte
+	id     string
+	source pgstore.Position // what the source's position becomes once all is committed
+	mtime  time.Time
+}
+
+// syncSession follows a panto session file.
+func (f *follower) syncSession(ctx context.Context, t *tracked) error {
+	r, err := filestore.OpenRead(t.path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	// A writer's batch is read once it is durable: the lock it holds for
+	// the write and the fsync is tested (not waited for, and held for no
+	// time at all), so the database gets no line the writer could still
+	// cut back, and its commit does not compete with the writer's fsync.
+	if locked, err := r.Locked(); err == nil && locked && (t.writing.IsZero() || time.Since(t.writing) < writingWait) {
+		if t.writing.IsZero() {
+			t.writing = time.Now()
+		}
+		return errWriting
+	}
+	t.writing = time.Time{}
+	size, err := r.SizeNow()
+	if err != nil {
+		return err
+	}
+	fi, _ := os.Stat(t.path)
+	c := content{r: r, size: size, mtime: fi.ModTime()}
+	header, _, term, err := scan.NewReader(io.NewSectionReader(r, 0, c.size), 0).Next()
+	if err == io.EOF || err == nil && !term {
+		return nil // being written: a writer makes a file whole before it names it, so this is someone else's
+	}
+	if err != nil {
+		return err
+	}
+	h := session.Classify(header)
+	switch {
+	case h.Kind != session.KindHeader:
+		return fmt.Errorf("%w: no valid session header; run panto-fsck %s", errNotFollowed, t.path)
+	case !session.IsUUID(h.ID):
+		return fmt.Errorf("%w: the session id %q is not a UUID", errNotFollowed, h.ID)
+	case h.Version > session.Version:
+		return fmt.Errorf("%w: format version %d, newer than this panto's: use a newer panto", errNotFollowed, h.Version)
+	}
+	c.header, c.id = append([]byte(nil), header...), h.ID
+	if t.id != "" && t.id != c.id {
+		t.pos = nil // another session under this name now
+	}
+	t.id = c.id
+	// The fast way: the same file, grown from where this follower
+	// committed, its last committed line still there.
+	if t.pos != nil && !(uint64(r.Dev()) == t.dev && r.Ino() == t.ino && c.size >= t.pos.Bytes && f.lastLineHolds(r, t)) {
+		t.pos = nil
+	}
+	return f.commitAll(ctx, t, c)
+}
+
+// lastLineHolds reports whether the file still ends its committed part
+// with the line committed last (a cut and a regrowth would change it).
+func (f *follower) lastLineHolds(r io.ReaderAt, t *tracked) bool {
+	if t.lastLen == 0 || t.lastLen > t.pos.Bytes {
+		return false
+	}
+	sum, ok := rangeSum(r, t.pos.Bytes-t.lastLen, t.pos.Bytes)
+	return ok && sum == t.lastSum
+}
+
+// commitAll commits what c holds beyond what the database holds of its
+// session, in batches, each with its position.
+func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err error) {
+	var expect *pgstore.Position
+	var entries, start int64
+	var sum uint32
+	keep := int64(-1)
+	if t.pos != nil {
+		expect, entries, start, sum = t.pos, t.pos.Entries, t.pos.SessionBytes, t.pos.SessionSum
+	} else {
+		fl, err := f.db.Follows(ctx, c.id)
+		if err != nil {
+			return err
+		}
+		expect, entries = fl.Pos, fl.Entries
+		if fl.Agrees() && fl.Pos.SessionBytes <= c.size && prefixSum(c.r, fl.Pos.SessionBytes) == fl.Pos.SessionSum {
+			start, sum = fl.Pos.SessionBytes, fl.Pos.SessionSum
+		} else {
+			sh, err := f.db.Shared(ctx, c.id, scan.NewReader(io.NewSectionReader(c.r, 0, c.size), 0))
+			if err != nil {
+				return err
+			}
+			if sh.Have != fl.Entries {
+				return fmt.Errorf("session %s moved while it was compared: %w", c.id, pgstore.ErrMoved)
+			}
+			start, sum = sh.Bytes, sh.Sum
+			if sh.Entries < sh.Have { // the file no longer holds what the database holds beyond
+				more, err := hasLineAt(c.r, c.size, start)
+				if err != nil {
+					return err
+				}
+				// The file went on another way after a cut (more): the
+				// database follows it. It stops short of the database:
+				switch {
+				case f.o.agents && !more: // the agent deleted history: the archive keeps it
+					t.pos = nil
+					return nil
+				case f.o.agents: // as import does: cut only what the conversion holds again
+					theirs, err := f.theirs(ctx, c, sh)
+					if err != nil {
+						return err
+					}
+					if theirs > 0 {
+						return fmt.Errorf("%w: the log changed, and session %s holds %d entries after its entry %d that the log does not (appended since the import?): not cut (panto-log import --force cuts them aside)", errNotFollowed, c.id, theirs, sh.Entries)
+					}
+				case !more && !cutAside(t.path, sh): // a copy that lags behind the database: left alone
+					return fmt.Errorf("%w: it holds %d entries of session %s, the database %d: a copy behind the database? nothing written (push --status shows it)", errNotFollowed, sh.Entries, c.id, sh.Have)
+				}
+				keep = sh.Entries
+			}
+		}
+	}
+	if !f.o.agents && t.pos == nil { // the last line committed, to tell the file was not cut under the position
+		if t.lastLen, t.lastSum, err = lineBefore(c.r, start); err != nil {
+			return err
+		}
+	}
+	rd := scan.NewReader(io.NewSectionReader(c.r, start, c.size-start), start)
+	var batch [][]byte
+	var arena []byte
+	var lastLen int64
+	var lastSum uint32
+	for {
+		batch, arena = batch[:0], arena[:0]
+		var ends []int
+		end := start
+		for len(batch) < batchLines && len(arena) < batchBytes {
+			line, off, term, err := rd.Next()
+			if err == io.EOF || err == nil && !term {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			k := session.Classify(line).Kind
+			if k == session.KindCorrupt || k == session.KindHeader {
+				more, err := hasLineAt(c.r, c.size, off+int64(len(line))+1)
+				if err != nil {
+					return err
+				}
+				if more || k == session.KindHeader {
+					return fmt.Errorf("%w: damaged at line %d (byte %d): nothing from there on committed; run panto-fsck %s", errNotFollowed, entries+int64(len(batch))+2, off, t.path)
+				}
+				break // a torn tail: never sent; the writer cuts it
+			}
+			arena = append(arena, line...)
+			ends = append(ends, len(arena))
+			batch = append(batch, nil)
+			end = off + int64(len(line)) + 1
+			lastLen, lastSum = int64(len(line))+1, pgstore.Sum(pgstore.Sum(0, line), []byte{'\n'})
+		}
+		for i, from := range ends {
+			lo := 0
+			if i > 0 {
+				lo = ends[i-1]
+			}
+			batch[i] = arena[lo:from]
+			sum = pgstore.Sum(pgstore.Sum(sum, batch[i]), []byte{'\n'})
+		}
+		if len(batch) == 0 && keep < 0 && expect != nil {
+			t.pos = expect
+			if !f.o.agents || expect.Bytes == c.source.Bytes && expect.Sum == c.source.Sum {
+				return nil // nothing new
+			}
+		}
+		to := pgstore.Position{Source: t.path, Bytes: end, Lines: entries + int64(len(batch)) + 1, Sum: sum,
+			Entries: entries + int64(len(batch)), SessionBytes: end, SessionSum: sum}
+		if keep >= 0 {
+			to.Entries, to.Lines = keep+int64(len(batch)), keep+int64(len(batch))+1
+		}
+		if f.o.agents { // the source's position moves with its conversion's last batch
+			to.Source, to.Bytes, to.Lines, to.Sum = c.source.Source, c.source.Bytes, c.source.Lines, c.source.Sum
+			if end < c.size && expect != nil {
+				to.Bytes, to.Lines, to.Sum = expect.Bytes, expect.Lines, expect.Sum
+			} else if end < c.size {
+				to.Bytes, to.Lines, to.Sum = 0, 0, 0
+			}
+		}
+		started := time.Now()
+		res, err := f.db.Commit(ctx, pgstore.Commit{ID: c.id, Header: c.header, ExpectEntries: entries, Expect: expect, Keep: keep, Lines: batch, To: to})
+		if err != nil {
+			t.pos = nil
+			return err
+		}
+		f.report(t, c, to, res, started)
+		expect, entries, start, keep = &to, to.Entries, end, -1
+		t.pos = &to
+		if len(batch) > 0 && !f.o.agents {
+			t.lastLen, t.lastSum = lastLen, lastSum
+		}
+		if len(batch) < batchLines && len(arena) < batchBytes {
+			return nil
+		}
+	}
+}
+
+// report says what a commit did: a JSON line with --json, progress on a
+// terminal.
+func (f *follower) report(t *tracked, c content, to pgstore.Position, res pgstore.Committed, started time.Time) {
+	now := time.Now()
+	lag := now.Sub(c.mtime)
+	if f.o.json {
+		b, _ := json.Marshal(struct {
+			Session   string  `json:"session"`
+			Path      string  `json:"path"`
+			Entries   int64   `json:"entries"`
+			Cut       int64   `json:"cut,omitempty"`
+			Total     int64   `json:"total"`
+			Bytes     int64   `json:"bytes"`
+			LagMs     float64 `json:"lagMs"`
+			CommitMs  float64 `json:"commitMs"`
+			Committed string  `json:"committed"`
+		}{c.id, t.path, res.Entries, res.Cut, to.Entries, to.Bytes, ms(lag), ms(now.Sub(started)), now.UTC().Format(time.RFC3339Nano)})
+		f.out.Write(append(b, '\n'))
+		f.out.Flush()
+	}
+	if f.tty || res.Cut > 0 {
+		cut := ""
+		if res.Cut > 0 {
+			cut = fmt.Sprintf(", %d moved to panto_cuts", res.Cut)
+		}
+		fmt.Fprintf(f.io.Stderr, "%s: %s: +%d entries (%d in all%s), lag %s\n", name, shortID(c.id), res.Entries, to.Entries, cut, lag.Round(time.Millisecond))
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func shortID(id string) string {
+	if len(id) > 13 {
+		return id[:13]
+	}
+	return id
+}
+
+// lineBefore returns the length and CRC-32C of the line (its "\n"
+// included) that ends at end, end > 0.
+func lineBefore(r io.ReaderAt, end int64) (int64, uint32, error) {
+	buf := make([]byte, 4096)
+	start := int64(0)
+	for hi := end - 1; hi > 0; { // the "\n" at end-1 is the line's own
+		lo := max(0, hi-int64(len(buf)))
+		if _, err := r.ReadAt(buf[:hi-lo], lo); err != nil {
+			return 0, 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:hi-lo], '\n'); i >= 0 {
+			start = lo + int64(i) + 1
+			break
+		}
+		hi = lo
+	}
+	sum, ok := rangeSum(r, start, end)
+	if !ok {
+		return 0, 0, io.ErrUnexpectedEOF
+	}
+	return end - start, sum, nil
+}
+
+// prefixSum is the CRC-32C of r's first n bytes (not that of any n
+// bytes when r is shorter).
+func prefixSum(r io.ReaderAt, n int64) uint32 {
+	sum, ok := rangeSum(r, 0, n)
+	if !ok {
+		return ^sum
+	}
+	return sum
+}
+
+// rangeSum is the CRC-32C of r's bytes [lo, hi); false if r ends before.
+func rangeSum(r io.ReaderAt, lo, hi int64) (uint32, bool) {
+	var sum uint32
+	buf := make([]byte, min(hi-lo, 256<<10))
+	for off := lo; off < hi; {
+		k, err := r.ReadAt(buf[:min(int64(len(buf)), hi-off)], off)
+		sum = pgstore.Sum(sum, buf[:k])
+		off += int64(k)
+		if err != nil && off < hi {
+			return sum, false
+		}
+	}
+	return sum, true
+}
+
+// hasLineAt reports whether r holds a complete line from off on.
+func hasLineAt(r io.ReaderAt, size, off int64) (bool, error) {
+	if off >= size {
+		return false, nil
+	}
+	_, _, term, err := scan.NewReader(io.NewSectionReader(r, off, size-off), off).Next()
+	if err == io.EOF {
+		return false, nil
+	}
+	return term, err
+}
+
+// cutAside reports whether panto-log truncate cut the file where it
+// leaves the database: a cut saved beside it starts with the first entry
+// the database holds beyond the file.
+func cutAside(path string, sh pgstore.Share) bool {
+	names, _ := filepath.Glob(globQuote(path) + ".cut-*")
+	for _, n := range names {
+		r, err := filestore.OpenRead(n)
+		if err != nil {
+			continue
+		}
+		line, _, term, err := scan.NewReader(io.NewSectionReader(r, 0, r.Size()), 0).Next()
+		r.Close()
+		if err == nil && term && int64(len(line)) == sh.NextLen && int32(pgstore.Sum(0, line)) == sh.NextCRC {
+			return true
+		}
+	}
+	return false
+}
+
+func globQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// syncLog follows another agent's log: converted whole when it changed
+// (the importers' rules: a response that grew another copy replaces the
+// old one, its lines moved to panto_cuts), and what the database lacks of
+// the conversion committed with the log's position.
+func (f *follower) syncLog(ctx context.Context, t *tracked) error {
+	src, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	// Unchanged since its position: not converted again.
+	if t.pos != nil && t.pos.Bytes == size && prefixSum(src, size) == t.pos.Sum {
+		return nil
+	}
+	from := f.o.from
+	if from == agents.Unknown {
+		if from, err = agents.Sniff(src, size); err != nil {
+			return err
+		}
+		switch from {
+		case agents.Panto:
+			return fmt.Errorf("%w: a panto session: follow it with panto-log push --follow", errNotFollowed)
+		case agents.Unknown:
+			return fmt.Errorf("%w: %v", errNotFollowed, agents.ErrNotALog)
+		}
+	}
+	tmp, n, stats, err := agents.Convert(agents.Source{Path: t.path, R: src, Size: size}, from)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotFollowed, err)
+	}
+	defer tmp.Close()
+	if k := len(stats.Corrupt); k > 0 && t.stuck == "" {
+		cli.Warnf(f.io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", t.path, k, stats.Corrupt[0])
+	}
+	header, _, _, err := scan.NewReader(io.NewSectionReader(tmp, 0, n), 0).Next()
+	if err != nil {
+		return err
+	}
+	h := session.Classify(header)
+	lines, err := lines(io.NewSectionReader(src, 0, size))
+	if err != nil {
+		return err
+	}
+	c := content{r: tmp, size: n, header: append([]byte(nil), header...), id: h.ID, mtime: fi.ModTime(),
+		source: pgstore.Position{Source: t.path, Bytes: size, Lines: lines, Sum: prefixSum(src, size)}}
+	t.id = c.id
+	t.pos = nil // the conversion's position is the database's
+	err = f.commitAll(ctx, t, c)
+	if errors.Is(err, store.ErrConflict) { // the header differs: the log was moved (Codex archives a session) or copied
+		have, herr := f.db.Header(ctx, c.id)
+		if herr != nil {
+			return herr
+		}
+		if have == nil || string(have) == string(c.header) {
+			return err
+		}
+		// As import does: the session keeps the header of its first import.
+		moved, size, herr := withHeader(tmp, n, append(have, '\n'))
+		if herr != nil {
+			return herr
+		}
+		defer moved.Close()
+		c.r, c.size, c.header = moved, size, have
+		err = f.commitAll(ctx, t, c)
+	}
+	return err
+}
+
+// theirs counts the entries the database holds of c's session after the
+// ones both share that c does not hold (by id).
+func (f *follower) theirs(ctx context.Context, c content, sh pgstore.Share) (int, error) {
+	ids, err := f.db.IDsAfter(ctx, c.id, sh.Entries)
+	if err != nil {
+		return 0, err
+	}
+	have := map[string]bool{}
+	rd := scan.NewReader(io.NewSectionReader(c.r, sh.Bytes, c.size-sh.Bytes), sh.Bytes)
+	for {
+		line, _, term, err := rd.Next()
+		if err == io.EOF || err == nil && !term {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		have[session.Classify(line).ID] = true
+	}
+	n := 0
+	for _, id := range ids {
+		if !have[id] {
+			n++
+		}
+	}
+	return n, nil
+}
