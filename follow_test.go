@@ -277,9 +277,11 @@ func TestFollowClaude(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.SplitAfter(fixture, "\n") {
-		w.WriteString(line)
-		time.Sleep(150 * time.Millisecond)
+	for _, line := range strings.SplitAfter(fixture, "\n") { // each line torn in two for a moment
+		w.WriteString(line[:len(line)/2])
+		time.Sleep(40 * time.Millisecond)
+		w.WriteString(line[len(line)/2:])
+		time.Sleep(100 * time.Millisecond)
 	}
 	w.Close()
 	want := total(sh(t, env, "", "panto-cost", "--format", "jsonl", log))
@@ -296,6 +298,9 @@ func TestFollowClaude(t *testing.T) {
 			t.Fatalf("the database costs\n%s\nthe file\n%s\nfollower:\n%s", got, want, f.stderr)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	if regexp.MustCompile(`(?m)^panto-log: error:`).MatchString(f.stderr.String()) {
+		t.Errorf("a log being written was reported:\n%s", f.stderr)
 	}
 	// History the agent deletes stays in the database.
 	if err := os.Remove(log); err != nil {

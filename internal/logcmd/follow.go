@@ -347,6 +347,8 @@ func (f *follower) syncDirty(ctx context.Context) {
 		case err == nil:
 			delete(f.dirty, p)
 		case errors.Is(err, errWriting): // looked at again in a moment
+		case errors.Is(err, errYoung):
+			delete(f.dirty, p)
 		case isDatabaseTrouble(err):
 			if ctx.Err() == nil {
 				f.lost(err)
@@ -366,7 +368,7 @@ func (f *follower) syncDirty(ctx context.Context) {
 // isDatabaseTrouble tells a database that failed (to be retried) from a
 // verdict on a file.
 func isDatabaseTrouble(err error) bool {
-	for _, e := range []error{store.ErrConflict, store.ErrNeedsFsck, store.ErrNewerVersion, errNotFollowed, errWriting, os.ErrNotExist} {
+	for _, e := range []error{store.ErrConflict, store.ErrNeedsFsck, store.ErrNewerVersion, errNotFollowed, errWriting, errYoung, os.ErrNotExist} {
 		if errors.Is(err, e) {
 			return false
 		}
@@ -384,6 +386,13 @@ const (
 	writingPause = 2 * time.Millisecond
 	writingWait  = time.Second
 )
+
+// errYoung is another agent's file, changed less than youngLog ago, that
+// is no log it knows yet: looked at again when it changes, and at the next
+// rescan.
+var errYoung = errors.New("not a log yet")
+
+const youngLog = time.Minute
 
 // errNotFollowed is a verdict on a file: said once, then the file waits
 // until it changes.

@@ -294,7 +294,7 @@ func (f *follower) report(t *tracked, c content, to pgstore.Position, res pgstor
 		f.out.Write(append(b, '\n'))
 		f.out.Flush()
 	}
-	if f.tty || res.Cut > 0 {
+	if f.tty || res.Cut > 0 && !f.o.agents { // a cut of a session is news; a response that grew is the import's routine
 		cut := ""
 		if res.Cut > 0 {
 			cut = fmt.Sprintf(", %d moved to panto_cuts", res.Cut)
@@ -421,19 +421,28 @@ func (f *follower) syncLog(ctx context.Context, t *tracked) error {
 	if t.pos != nil && t.pos.Bytes == size && prefixSum(src, size) == t.pos.Sum {
 		return nil
 	}
+	// A log that is not one yet (Claude Code begins with lines of no
+	// conversation; a first line being written) is waited on while it is
+	// young, and said once it has been left alone for a while.
+	young := !f.o.once && time.Since(fi.ModTime()) < youngLog
 	from := f.o.from
 	if from == agents.Unknown {
 		if from, err = agents.Sniff(src, size); err != nil {
 			return err
 		}
-		switch from {
-		case agents.Panto:
+		switch {
+		case young && (from == agents.Panto || from == agents.Unknown):
+			return errYoung
+		case from == agents.Panto:
 			return fmt.Errorf("%w: a panto session: follow it with panto-log push --follow", errNotFollowed)
-		case agents.Unknown:
+		case from == agents.Unknown:
 			return fmt.Errorf("%w: %v", errNotFollowed, agents.ErrNotALog)
 		}
 	}
 	tmp, n, stats, err := agents.Convert(agents.Source{Path: t.path, R: src, Size: size}, from)
+	if err != nil && young {
+		return errYoung
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotFollowed, err)
 	}
