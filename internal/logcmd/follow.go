@@ -37,6 +37,7 @@ type followOpts struct {
 	roots  []string
 	agents bool          // other agents' logs, converted (import); else panto sessions (push)
 	from   agents.Format // import: the format, or Unknown to sniff each file
+	force  bool          // import: cut entries of a session that its changed log lacks
 	once   bool          // one pass, then exit
 	json   bool          // one JSON line per committed batch on stdout
 	poll   time.Duration // poll every poll instead of watching (0: watch)
@@ -441,5 +442,5 @@ func (c *importCmd) follow(io cli.IO, out *bufio.Writer) error {
 			return exitcode.Usagef("no logs of %s found in their places (~/.claude, ~/.codex, ~/.pi): give the directories", c.From)
 		}
 	}
-	return follow(followOpts{to: c.To, roots: roots, agents: true, from: from, once: c.Once, json: c.JSON, poll: c.Poll}, io, out)
+	return follow(followOpts{to: c.To, roots: roots, agents: true, from: from, force: c.Force, once: c.Once, json: c.JSON, poll: c.Poll}, io, out)
 }

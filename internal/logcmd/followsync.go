@@ -175,13 +175,13 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 				case f.o.agents && !more: // the agent deleted history: the archive keeps it
 					t.pos = nil
 					return nil
-				case f.o.agents: // as import does: cut only what the conversion holds again
+				case f.o.agents && !f.o.force: // as import does: cut only what the conversion holds again
 					theirs, err := f.theirs(ctx, c, sh)
 					if err != nil {
 						return err
 					}
 					if theirs > 0 {
-						return fmt.Errorf("%w: the log changed, and session %s holds %d entries after its entry %d that the log does not (appended since the import?): not cut (panto-log import --force cuts them aside)", errNotFollowed, c.id, theirs, sh.Entries)
+						return fmt.Errorf("%w: the log changed, and session %s holds %d entries after its entry %d that the log does not (appended since the import?): not cut (--force cuts them, into panto_cuts)", errNotFollowed, c.id, theirs, sh.Entries)
 					}
 				case !more && !cutAside(t.path, sh): // a copy that lags behind the database: left alone
 					return fmt.Errorf("%w: it holds %d entries of session %s, the database %d: a copy behind the database? nothing written (push --status shows it)", errNotFollowed, sh.Entries, c.id, sh.Have)
