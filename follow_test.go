@@ -206,6 +206,13 @@ func TestFollowFaults(t *testing.T) {
 	waitAgree(t, env, srv.url, 10*time.Second)
 	sh(t, env, "", "panto-log", "append", "-q", "--user", "after the cut", files[0])
 
+	// A new project, and a session in it, while the follower runs: watched
+	// as they appear (the follower of the base learns of the directory by
+	// its event, not by a rescan, which comes only once a minute).
+	fresh := filepath.Join(base, "--new-project--", "fresh.jsonl")
+	sh(t, env, followPair, "panto-log", "append", "-q", "--provider", "p", "--model", "m", fresh)
+	waitAgree(t, env, srv.url, 10*time.Second)
+
 	// A deleted file: the database keeps its session.
 	deleted := readFile(t, files[2])
 	if err := os.Remove(files[2]); err != nil {
