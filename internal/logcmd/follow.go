@@ -66,6 +66,7 @@ type tracked struct {
 	lastSum   uint32
 	stuck     string    // why the file is not followed as it is (said once), until it changes
 	writing   time.Time // since when a writer has held the file's lock (zero: it did not)
+	converted time.Time // when another agent's log was last converted
 	unchanged bool      // stat as last synced
 }
 
@@ -394,6 +395,9 @@ const (
 var errYoung = errors.New("not a log yet")
 
 const youngLog = time.Minute
+
+// convertEvery is how often a log that keeps changing is converted again.
+const convertEvery = time.Second
 
 // errNotFollowed is a verdict on a file: said once, then the file waits
 // until it changes.
