@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 )
@@ -59,6 +60,7 @@ type Analysis struct {
 	good     int64          // offset after the last good line (line 1 too when a BOM precedes a header)
 	first    []byte         // line 1 (after a BOM)
 	unterm   span           // an unterminated last line, when unterm.line > 0
+	compacts []compaction   // the compaction entries
 	complete bool           // which is a complete JSON object
 }
 
@@ -108,7 +110,7 @@ func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
 		a = &Analysis{}
 	}
 	clear(a.counts)
-	*a = Analysis{Log: a.Log, Findings: a.Findings[:0], corrupt: a.corrupt[:0], dupHead: a.dupHead[:0], counts: a.counts, first: a.first[:0]}
+	*a = Analysis{Log: a.Log, Findings: a.Findings[:0], corrupt: a.corrupt[:0], dupHead: a.dupHead[:0], counts: a.counts, first: a.first[:0], compacts: a.compacts[:0]}
 	l, err := scan.Scan(r, scan.ScanOptions{OnLine: a.line, CheckUTF8: true, Tools: true, Reuse: a.Log})
 	if err != nil {
 		return nil, err
@@ -173,12 +175,43 @@ func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
 	for _, p := range l.Unanswering {
 		a.add(Finding{ID: "orphanToolResult", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("toolResult for %q answers no earlier toolUse", p.ID)})
 	}
+	a.checkCompactions(l)
 	if len(tail) > 0 {
 		one := len(tail) == 1 && a.unterm.line > 0
 		a.tail(tail, one, a.complete, one && busy != nil && busy())
 	}
 	slices.SortStableFunc(a.Findings, func(x, y Finding) int { return x.Line - y.Line })
 	return a, nil
+}
+
+// compaction is a compaction entry: where it is, and the entry it keeps from.
+type compaction struct {
+	line     int
+	off      int64
+	id, kept string
+}
+
+// checkCompactions reports a compaction whose firstKeptEntryId names no
+// entry on its path (SPEC §13): the conversation after it would lose what
+// it meant to keep. One that names none keeps nothing before it: noted.
+func (a *Analysis) checkCompactions(l *scan.Log) {
+	for _, c := range a.compacts {
+		i := l.Lookup(c.id)
+		if i < 0 || l.Nodes[i].Line != int32(c.line) {
+			continue // its id repeats an earlier one: reported as that
+		}
+		if c.kept == "" {
+			a.add(Finding{ID: "compactionKeepsNothing", Severity: Info, Line: c.line, Offset: c.off, Message: fmt.Sprintf("compaction %s has no firstKeptEntryId: the model is sent its summary and what follows it", c.id)})
+			continue
+		}
+		found := false
+		for j := l.Nodes[i].Parent; j >= 0 && !found; j = l.Nodes[j].Parent {
+			found = l.ID(j) == c.kept
+		}
+		if !found {
+			a.add(Finding{ID: "compactionKeptMissing", Severity: Warning, Line: c.line, Offset: c.off, Message: fmt.Sprintf("compaction %s: firstKeptEntryId %q names no entry on its path: the model is sent its summary and what follows it", c.id, c.kept)})
+		}
+	}
 }
 
 func (a *Analysis) header(l *scan.Log) {
@@ -270,6 +303,9 @@ func (a *Analysis) line(n int, off int64, raw []byte, term bool, c *session.Line
 			a.corrupt = append(a.corrupt, span{n, off, off + int64(len(raw)) + 1, nulOnly(raw)})
 		}
 		return
+	}
+	if c.Kind == session.KindUnknown && c.Type == "compaction" && c.ID != "" {
+		a.compacts = append(a.compacts, compaction{n, off, c.ID, rawjson.Str(session.Field(raw, "firstKeptEntryId"))})
 	}
 	if c.Type == "session" && n > 1 && bytes.Equal(raw, a.first) {
 		a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})

@@ -192,3 +192,39 @@ func TestCheckReuse(t *testing.T) {
 		prev = got
 	}
 }
+
+func TestCompactionKept(t *testing.T) {
+	// Entries 00000000 → 00000003 in a chain, and 0000000b a branch from 00000001.
+	base := sample(4)
+	base = session.Entry{ID: "0000000b", ParentID: "00000001", Timestamp: "2026-01-01T00:00:00.000Z", Provider: "p", Model: "m", Message: session.TextMessage("user", "branch")}.AppendLine(base)
+	compaction := func(fields string) []byte {
+		return session.Kept{Type: "compaction", ID: "c0c0c0c0", ParentID: "00000003", Timestamp: "2026-01-01T00:00:00.000Z", Fields: []byte(fields)}.AppendLine(nil)
+	}
+	for _, tc := range []struct {
+		name, fields, want string
+	}{
+		{"kept on the path", `"summary":"s","firstKeptEntryId":"00000002","tokensBefore":9`, ""},
+		{"kept is the root", `"summary":"s","firstKeptEntryId":"00000000","tokensBefore":9`, ""},
+		{"kept names nothing", `"summary":"s","firstKeptEntryId":"ffffffff","tokensBefore":9`, "compactionKeptMissing:warning"},
+		{"kept on another branch", `"summary":"s","firstKeptEntryId":"0000000b","tokensBefore":9`, "compactionKeptMissing:warning"},
+		{"kept is the compaction itself", `"summary":"s","firstKeptEntryId":"c0c0c0c0","tokensBefore":9`, "compactionKeptMissing:warning"},
+		{"no kept entry", `"summary":"s","tokensBefore":9`, "compactionKeepsNothing:info"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := Check(bytes.NewReader(append(append([]byte{}, base...), compaction(tc.fields)...)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range a.Findings {
+				got = append(got, f.ID+":"+f.Severity)
+				if f.Line != 7 {
+					t.Errorf("finding on line %d, want 7", f.Line)
+				}
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Fatalf("findings %v, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -56,6 +56,9 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	err = s.EachLine(path, func(i int32, line []byte) error {
 		n := &s.Log.Nodes[i]
 		if n.Kind != session.KindMessage {
+			if v := compactionView(s.Log.ID(i), line); v != nil {
+				return pageTemplates.ExecuteTemplate(w, "message", v)
+			}
 			return nil
 		}
 		v, err := s.view(i, line, n.Message(line), results, shown, o.Prices, &stamp, &total)
@@ -94,6 +97,19 @@ func (s *Session) toolResults(path []int32) (map[string]int32, error) {
 		return nil
 	})
 	return out, err
+}
+
+// compactionView shows a compaction entry of the path (nil for another
+// entry): its summary, marked as what the model is sent in place of the
+// messages before the entry it keeps from.
+func compactionView(id string, line []byte) *messageView {
+	e := gjson.ParseBytes(line)
+	if e.Get("type").Str != "compaction" {
+		return nil
+	}
+	note := fmt.Sprintf("Compacted (%d tokens before): from here on the model is sent this summary, then the messages from %s on.", e.Get("tokensBefore").Int(), e.Get("firstKeptEntryId").Str)
+	return &messageView{ID: clean(id), Role: "compaction", Time: clean(e.Get("timestamp").Str),
+		Blocks: []blockView{{Kind: "text", Text: clean(note)}, {Kind: "text", Text: clean(e.Get("summary").Str)}}}
 }
 
 type pageData struct {
