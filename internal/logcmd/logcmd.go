@@ -29,6 +29,7 @@ import (
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/panto-dev/panto/pkg/tty"
+	"github.com/tidwall/gjson"
 )
 
 const name = "panto-log"
@@ -78,6 +79,7 @@ type appendCmd struct {
 	File       string        `arg:"" help:"The session: a file (in a database: its id, or a unique prefix of an existing one); created by its first reply."`
 	Provider   string        `help:"Provider stamped on user entries (default: the file's active one)."`
 	Model      string        `help:"Model stamped on user entries (default: the file's active one)."`
+	System     string        `help:"Append this system prompt first, before --user (no JSON needed)." placeholder:"TEXT"`
 	User       string        `help:"Append this user prompt first (no JSON needed); stdin is read after it unless it is a terminal." placeholder:"TEXT"`
 	Parent     string        `help:"Make the first entry a child of entry ID (a branch) instead of the leaf." placeholder:"ID"`
 	ExpectLeaf *string       `help:"Fail (exit 3, nothing written) unless the leaf is still ID." placeholder:"ID"`
@@ -185,6 +187,9 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		return exitcode.Usagef("--provider and --model go together")
 	}
 	var msgs []store.Msg
+	if c.System != "" {
+		msgs = append(msgs, store.Msg{Raw: session.TextMessage("system", c.System), Role: "system"})
+	}
 	if len(c.ToolResult) > 0 {
 		m, err := toolResults(c.ToolResult, c.User)
 		if err != nil {
@@ -194,7 +199,7 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	} else if c.User != "" {
 		msgs = append(msgs, store.Msg{Raw: session.TextMessage("user", c.User), Role: "user"})
 	}
-	if c.User == "" && len(c.ToolResult) == 0 || !cli.IsTerminal(io.Stdin) {
+	if len(msgs) == 0 || !cli.IsTerminal(io.Stdin) {
 		cli.StdinHint(io, name, "message lines")
 		in, err := readMessages(io.Stdin)
 		if err != nil {
@@ -260,12 +265,17 @@ func toolResults(specs []string, text string) (store.Msg, error) {
 	return store.ParseMessage(append(b, "]}"...))
 }
 
-// readMessages reads every message line of r; blank lines are skipped.
+// readMessages reads every message line of r (and compaction lines, as
+// panto-turn --compact prints them); blank lines are skipped.
 func readMessages(r io.Reader) ([]store.Msg, error) {
 	var msgs []store.Msg
 	var bad error
 	err := scan.MessageLines(r, func(n int, line []byte) error {
-		m, err := store.ParseMessage(line)
+		parse := store.ParseMessage
+		if gjson.GetBytes(line, "type").Str == "compaction" {
+			parse = store.ParseCompaction
+		}
+		m, err := parse(line)
 		if err != nil {
 			bad = exitcode.Usagef("stdin line %d: %v: nothing appended", n, err)
 			return bad

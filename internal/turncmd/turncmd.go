@@ -18,29 +18,36 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/agent"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/provider"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 const name = "panto-turn"
 
 type grammar struct {
-	Version    kong.VersionFlag `help:"Print the version and exit."`
-	Provider   string           `enum:"anthropic,openai,offline," default:"" help:"anthropic, openai (and compatible servers) or offline (default: PANTO_API_STYLE, else the provider whose key is set)."`
-	Model      string           `help:"Model (default: ANTHROPIC_MODEL or OPENAI_MODEL)."`
-	BaseURL    string           `name:"base-url" help:"API base URL (default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL)." placeholder:"URL"`
-	MaxTokens  int              `name:"max-tokens" help:"Most output tokens (default: ANTHROPIC_MAX_TOKENS or 8192 for Anthropic; unset for OpenAI)." placeholder:"N"`
-	Reasoning  string           `help:"Reasoning: off, low, medium, high (Anthropic also adaptive or a token budget; OpenAI passes it as reasoning_effort). Default: OPENAI_REASONING for OpenAI." placeholder:"LEVEL"`
-	Tools      string           `type:"existingfile" help:"JSON array of {name, description, input_schema} offered to the model." placeholder:"FILE"`
-	Stream     string           `enum:"auto,stderr,off" default:"auto" help:"Show the reply as it arrives on stderr: auto (when stderr is a terminal), stderr, off."`
-	Timeout    time.Duration    `default:"10m" help:"Give up on the turn after this long."`
-	Retries    int              `default:"2" help:"Retries of a failed request before any output (408, 409, 429, 5xx, connection errors)."`
-	Partial    bool             `help:"On a broken stream, print what arrived with stopReason \"error\" (exit 1) instead of nothing (exit 3)."`
-	User       string           `help:"Add this user prompt after the conversation read from stdin (stdin is not read when it is a terminal)." placeholder:"TEXT"`
-	ShowConfig bool             `name:"show-config" help:"Print the provider and model a turn would use (\"PROVIDER MODEL\") and exit."`
-	APIVersion string           `name:"api-version" help:"anthropic-version header (default: ANTHROPIC_API_VERSION or 2023-06-01)." placeholder:"V"`
+	Version      kong.VersionFlag `help:"Print the version and exit."`
+	Provider     string           `enum:"anthropic,openai,offline," default:"" help:"anthropic, openai (and compatible servers) or offline (default: PANTO_API_STYLE, else the provider whose key is set)."`
+	Model        string           `help:"Model (default: ANTHROPIC_MODEL or OPENAI_MODEL)."`
+	BaseURL      string           `name:"base-url" help:"API base URL (default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL)." placeholder:"URL"`
+	MaxTokens    int              `name:"max-tokens" help:"Most output tokens (default: ANTHROPIC_MAX_TOKENS or 8192 for Anthropic; unset for OpenAI)." placeholder:"N"`
+	Reasoning    string           `help:"Reasoning: off, low, medium, high (Anthropic also adaptive or a token budget; OpenAI passes it as reasoning_effort). Default: OPENAI_REASONING for OpenAI." placeholder:"LEVEL"`
+	Tools        string           `type:"existingfile" help:"JSON array of {name, description, input_schema} offered to the model." placeholder:"FILE"`
+	Stream       string           `enum:"auto,stderr,off" default:"auto" help:"Show the reply as it arrives on stderr: auto (when stderr is a terminal), stderr, off."`
+	Timeout      time.Duration    `default:"10m" help:"Give up on the turn after this long."`
+	Retries      int              `default:"2" help:"Retries of a failed request before any output (408, 409, 429, 5xx, connection errors)."`
+	Partial      bool             `help:"On a broken stream, print what arrived with stopReason \"error\" (exit 1) instead of nothing (exit 3)."`
+	User         string           `help:"Add this user prompt after the conversation read from stdin (stdin is not read when it is a terminal)." placeholder:"TEXT"`
+	System       string           `help:"System prompt: sent first unless the conversation's last system message says the same (default: PANTO_SYSTEM_PROMPT)." placeholder:"TEXT"`
+	SystemFile   string           `name:"system-file" type:"existingfile" help:"Read the system prompt from FILE." placeholder:"FILE"`
+	Compact      bool             `help:"Instead of a reply, print a compaction line for panto-log append: the model's summary of the conversation before its last prompt (SPEC §13). Needs --first-kept."`
+	FirstKept    string           `name:"first-kept" help:"With --compact: the entry id of the conversation's last prompt, kept after the summary (panto-replay --get lastPromptId FILE)." placeholder:"ID"`
+	Instructions string           `help:"With --compact: what the summary must keep, after panto's instructions." placeholder:"TEXT"`
+	ShowConfig   bool             `name:"show-config" help:"Print the provider and model a turn would use (\"PROVIDER MODEL\") and exit."`
+	APIVersion   string           `name:"api-version" help:"anthropic-version header (default: ANTHROPIC_API_VERSION or 2023-06-01)." placeholder:"V"`
 }
 
 // Main runs panto-turn in this process.
@@ -156,6 +163,9 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g.Compact != (g.FirstKept != "") {
+		return nil, exitcode.Usagef("--compact and --first-kept go together (--first-kept \"$(panto-replay --get lastPromptId FILE)\")")
+	}
 	if g.ShowConfig {
 		if cfg.Provider == provider.Offline && cfg.Model == "" {
 			cfg.Model = provider.OfflineModel
@@ -178,6 +188,11 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 	if len(conv) == 0 {
 		return nil, exitcode.Usagef("no conversation on stdin: give message lines (panto-replay FILE | panto-turn) or --user TEXT")
 	}
+	system, err := g.system(io.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	conv = withSystem(conv, system)
 	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
 	defer cancel()
 	cfg.HTTP = &http.Client{}
@@ -187,9 +202,20 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 		d = &display{w: bufio.NewWriter(io.Stderr), color: io.Getenv("NO_COLOR") == "" && io.Getenv("TERM") != "dumb" && cli.IsTerminal(io.Stderr)}
 		cfg.OnDelta = d.delta
 	}
-	reply, err := provider.Turn(ctx, cfg, conv)
+	var reply *provider.Reply
+	var summary *agent.Summary
+	if g.Compact {
+		if summary, err = agent.Summarize(ctx, cfg, conv, g.Instructions); err == nil {
+			reply = summary.Reply
+		}
+	} else {
+		reply, err = provider.Turn(ctx, cfg, conv)
+	}
 	if d != nil {
 		d.end()
+	}
+	if errors.Is(err, agent.ErrNothingToCompact) {
+		return nil, exitcode.Usagef("--compact: %v", err)
 	}
 	if err != nil {
 		switch {
@@ -203,7 +229,57 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 	if cfg.Provider == provider.Offline {
 		reply.Provider = provider.Offline
 	}
+	if summary != nil {
+		line := append(store.CompactionLine(summary.Summary, g.FirstKept, summary.TokensBefore), '\n')
+		if _, err := io.Stdout.Write(line); err != nil && !cli.IsBrokenPipe(err) {
+			return nil, exitcode.New(exitcode.Failure, err)
+		}
+		return nil, nil
+	}
 	return reply, nil
+}
+
+// system is the system prompt a turn is given: --system, --system-file
+// (its final newlines left out), else PANTO_SYSTEM_PROMPT ("" for none).
+func (g *grammar) system(getenv func(string) string) (string, error) {
+	switch {
+	case g.System != "" && g.SystemFile != "":
+		return "", exitcode.Usagef("--system and --system-file: give one")
+	case g.SystemFile != "":
+		b, err := os.ReadFile(g.SystemFile)
+		if err != nil {
+			return "", exitcode.Failuref("--system-file: %v", err)
+		}
+		return strings.TrimRight(string(b), "\n"), nil // a file's last line ends in a newline the prompt does not have
+	case g.System != "":
+		return g.System, nil
+	}
+	return getenv("PANTO_SYSTEM_PROMPT"), nil
+}
+
+// withSystem is conv with the system prompt system first, unless system is
+// "" or conv's last system message is that text already (a session whose
+// system entries panto-replay sends).
+func withSystem(conv []provider.Message, system string) []provider.Message {
+	if system == "" {
+		return conv
+	}
+	for k := len(conv) - 1; k >= 0; k-- {
+		if conv[k].Role != "system" {
+			continue
+		}
+		var parts []string
+		for _, b := range conv[k].Blocks {
+			if b.Type == "text" {
+				parts = append(parts, b.Text)
+			}
+		}
+		if strings.Join(parts, "\n") == system {
+			return conv
+		}
+		break
+	}
+	return append([]provider.Message{{Role: "system", Blocks: []provider.Block{{Type: "text", Text: system}}}}, conv...)
 }
 
 // redact removes the API key from an error, whatever echoed it.

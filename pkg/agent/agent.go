@@ -297,12 +297,7 @@ func (a *Agent) Compact(ctx context.Context, instructions string) error {
 	if kept == "" {
 		return ErrNothingToCompact // the prompt is not written yet: a new session
 	}
-	f := []byte(`"summary":`)
-	f = rawjson.AppendString(f, s.Summary)
-	f = append(f, `,"firstKeptEntryId":`...)
-	f = rawjson.AppendString(f, kept)
-	f = fmt.Appendf(f, `,"tokensBefore":%d`, s.TokensBefore)
-	if _, err := a.write(ctx, []store.Msg{{Type: "compaction", Raw: f}}); err != nil {
+	if _, err := a.write(ctx, []store.Msg{store.Compaction(s.Summary, kept, s.TokensBefore)}); err != nil {
 		return err
 	}
 	var conv []provider.Message

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -137,6 +138,35 @@ type Msg struct {
 	// Type is the entry's type when it is not a message ("compaction"):
 	// Raw then holds its members after "timestamp", as JSON (`"a":1,"b":2`).
 	Type string
+}
+
+// Compaction is the compaction entry of SPEC §13, to append: from it on
+// the conversation sent is summary, then the entries from firstKept on.
+func Compaction(summary, firstKept string, tokensBefore int64) Msg {
+	f := append(rawjson.AppendString([]byte(`"summary":`), summary), `,"firstKeptEntryId":`...)
+	f = rawjson.AppendString(f, firstKept)
+	f = append(f, `,"tokensBefore":`...)
+	return Msg{Type: "compaction", Raw: strconv.AppendInt(f, max(0, tokensBefore), 10)}
+}
+
+// CompactionLine is the line a compaction travels on a pipe (panto-turn
+// --compact prints it, panto-log append reads it): the entry without
+// id, parentId and timestamp, which the writer gives it.
+func CompactionLine(summary, firstKept string, tokensBefore int64) []byte {
+	m := Compaction(summary, firstKept, tokensBefore)
+	return append(append([]byte(`{"type":"compaction",`), m.Raw...), '}')
+}
+
+// ParseCompaction reads a compaction line (CompactionLine).
+func ParseCompaction(line []byte) (Msg, error) {
+	if !gjson.ValidBytes(line) {
+		return Msg{}, fmt.Errorf("%w: not a JSON object", session.ErrInvalidMsg)
+	}
+	r := gjson.GetManyBytes(line, "summary", "firstKeptEntryId", "tokensBefore")
+	if r[0].Type != gjson.String || r[1].Type != gjson.String || r[1].Str == "" || r[2].Type != gjson.Number || r[2].Int() < 0 {
+		return Msg{}, fmt.Errorf("%w: a compaction needs a string summary, a firstKeptEntryId and a whole tokensBefore", session.ErrInvalidMsg)
+	}
+	return Compaction(r[0].Str, r[1].Str, r[2].Int()), nil
 }
 
 // ParseMessage validates a message line and compacts it. Field order,
