@@ -236,6 +236,9 @@ type Info struct {
 	// LastPromptID is the last user prompt (not tool results) among what
 	// the model is sent: where a compaction keeps from (null for none).
 	LastPromptID *string `json:"lastPromptId"`
+	// System is the text of the last system message the model is sent
+	// (null for none): what a system prompt is reconciled with on resume.
+	System *string `json:"system"`
 }
 
 // Info computes the resume state of the path to leaf (-1: no entries).
@@ -282,6 +285,17 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 		if n := l.Nodes[sent[k]]; n.Role == session.User && n.Tools&session.HasToolResult == 0 {
 			id := l.ID(sent[k])
 			in.LastPromptID = &id
+			break
+		}
+	}
+	for k := len(path) - 1; k >= 0; k-- {
+		if l.Nodes[path[k]].Role == session.System {
+			m, err := s.Message(path[k])
+			if err != nil {
+				return nil, err
+			}
+			text := Text(gjson.ParseBytes(m))
+			in.System = &text
 			break
 		}
 	}
