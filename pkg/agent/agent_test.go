@@ -659,3 +659,66 @@ func TestKillDuringStep(t *testing.T) {
 		})
 	}
 }
+
+func TestCancelDuringTool(t *testing.T) {
+	// A cancelled Step still writes the results of the round it ran (the
+	// tool saw the cancellation), and says why it stopped.
+	ctx, cancel := context.WithCancel(context.Background())
+	dir := t.TempDir()
+	st := open(t, "", dir)
+	tool := agent.Tool{
+		Spec: provider.Tool{Name: "bash", InputSchema: []byte(`{"type":"object"}`)},
+		Run: func(ctx context.Context, _ string) (string, error) {
+			cancel()
+			<-ctx.Done()
+			return "partial", ctx.Err()
+		},
+	}
+	a, err := agent.New(context.Background(), agent.Config{Store: st, Cwd: "/p", Provider: offline, Tools: []agent.Tool{tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Submit(ctx, "$ sleep 9")
+	if _, err := a.Step(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Step: %v, want context.Canceled", err)
+	}
+	want := `user:$ sleep 9 | assistant:I'll run ` + "`sleep 9`" + `.:toolUse | user:result=partial
+Error: context canceled`
+	if got := shape(entries(t, st, a.Name())); got != want {
+		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestSecondWriter(t *testing.T) {
+	// Two agents on one session: the one that writes second fails, and
+	// its conversation does not take in what was not written.
+	ctx := context.Background()
+	for _, b := range backends {
+		if !b.reads {
+			continue
+		}
+		t.Run(b.name, func(t *testing.T) {
+			dir := t.TempDir()
+			url := b.url(t)
+			a, err := agent.New(ctx, agent.Config{Store: open(t, url, dir), Cwd: "/p", Provider: offline})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Submit(ctx, "one")
+			if _, err := a.Step(ctx); err != nil {
+				t.Fatal(err)
+			}
+			x, _ := agent.New(ctx, agent.Config{Store: open(t, url, dir), Session: a.Name(), Provider: offline})
+			y, _ := agent.New(ctx, agent.Config{Store: open(t, url, dir), Session: a.Name(), Provider: offline})
+			if err := x.Submit(ctx, "from x"); err != nil {
+				t.Fatal(err)
+			}
+			if err := y.Submit(ctx, "from y"); !errors.Is(err, store.ErrLeafMoved) {
+				t.Fatalf("second writer: %v, want store.ErrLeafMoved", err)
+			}
+			if n := len(y.Conversation()); n != 2 {
+				t.Fatalf("the failed prompt entered the conversation: %d messages", n)
+			}
+		})
+	}
+}
