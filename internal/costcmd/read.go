@@ -13,6 +13,7 @@ import (
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
 	"github.com/tidwall/gjson"
 )
 
@@ -236,6 +237,8 @@ func (r *reader) readPanto(in io.Reader, emit func(*turn) error) error {
 			emitErr = r.messageLine(n, raw, emit)
 		case c.Type == "message" && c.Role == "assistant":
 			emitErr = r.reply(n, raw, c, emit)
+		case c.Type == "compaction" && c.Kind == session.KindUnknown:
+			emitErr = r.compaction(n, raw, c, emit)
 		case c.Type == "message" && c.Role == "user" && r.title == "" && r.titleTries < 8: // the first prompt, or none
 			r.titleTries++
 			r.title = agents.TitleOf(raw, agents.Panto)
@@ -291,6 +294,30 @@ func (r *reader) reply(n int, raw []byte, c *session.Line, emit func(*turn) erro
 	}
 	if r.needTime {
 		if tm, err := time.Parse(time.RFC3339Nano, c.Timestamp); err == nil {
+			t.time = tm
+		}
+	}
+	return emit(t)
+}
+
+// compaction emits the request a compaction entry made for its summary,
+// when the entry says what it cost (provider, model, usage: panto writes
+// them); one that does not (another agent's) made no request panto knows.
+func (r *reader) compaction(n int, raw []byte, c *session.Line, emit func(*turn) error) error {
+	req := store.CompactionRequest(raw)
+	if req == nil {
+		return nil
+	}
+	msg := append(append([]byte(`{"role":"assistant","content":[],`), req...), '}')
+	_, rep, err := session.ReadMessage(msg)
+	t := r.turn(msg, &rep)
+	t.entry, t.line, t.dupID = c.ID, n, c.ID
+	if err != nil {
+		t.hasUsage, t.invalid = false, true
+		t.invalidWarn = fmt.Sprintf("%s: line %d: compaction %s: %v: its cost is unknown", r.label, n, c.ID, err)
+	}
+	if r.needTime {
+		if tm, err := time.Parse(time.RFC3339Nano, rawjson.Str(session.Field(raw, "timestamp"))); err == nil {
 			t.time = tm
 		}
 	}

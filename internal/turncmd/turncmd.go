@@ -230,7 +230,7 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 		reply.Provider = provider.Offline
 	}
 	if summary != nil {
-		line := append(store.CompactionLine(summary.Summary, g.FirstKept, summary.TokensBefore), '\n')
+		line := append(store.CompactionLine(summary.Summary, g.FirstKept, summary.TokensBefore, store.CompactionRequest(reply.JSON())), '\n')
 		if _, err := io.Stdout.Write(line); err != nil && !cli.IsBrokenPipe(err) {
 			return nil, exitcode.New(exitcode.Failure, err)
 		}

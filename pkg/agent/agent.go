@@ -297,7 +297,7 @@ func (a *Agent) Compact(ctx context.Context, instructions string) error {
 	if kept == "" {
 		return ErrNothingToCompact // the prompt is not written yet: a new session
 	}
-	if _, err := a.write(ctx, []store.Msg{store.Compaction(s.Summary, kept, s.TokensBefore)}); err != nil {
+	if _, err := a.write(ctx, []store.Msg{store.Compaction(s.Summary, kept, s.TokensBefore, store.CompactionRequest(s.Reply.JSON()))}); err != nil {
 		return err
 	}
 	var conv []provider.Message

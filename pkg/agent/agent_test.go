@@ -503,7 +503,7 @@ func TestCompact(t *testing.T) {
 			}
 			var keys []string
 			c.ForEach(func(k, _ gjson.Result) bool { keys = append(keys, k.Str); return true })
-			if got := strings.Join(keys, ","); got != "type,id,parentId,timestamp,summary,firstKeptEntryId,tokensBefore" {
+			if got := strings.Join(keys, ","); got != "type,id,parentId,timestamp,summary,firstKeptEntryId,tokensBefore,provider,model,usage" {
 				t.Fatalf("compaction fields %s", got)
 			}
 			// Resumed, the conversation is the same.

@@ -142,18 +142,41 @@ type Msg struct {
 
 // Compaction is the compaction entry of SPEC §13, to append: from it on
 // the conversation sent is summary, then the entries from firstKept on.
-func Compaction(summary, firstKept string, tokensBefore int64) Msg {
+// request, when not nil, holds the members that say what the summary
+// cost (`"provider":…,"model":…,"usage":{…}`, CompactionRequest), written
+// after SPEC §13's fields so panto-cost counts that request too.
+func Compaction(summary, firstKept string, tokensBefore int64, request []byte) Msg {
 	f := append(rawjson.AppendString([]byte(`"summary":`), summary), `,"firstKeptEntryId":`...)
 	f = rawjson.AppendString(f, firstKept)
 	f = append(f, `,"tokensBefore":`...)
-	return Msg{Type: "compaction", Raw: strconv.AppendInt(f, max(0, tokensBefore), 10)}
+	f = strconv.AppendInt(f, max(0, tokensBefore), 10)
+	if len(request) > 0 {
+		f = append(append(f, ','), request...)
+	}
+	return Msg{Type: "compaction", Raw: f}
+}
+
+// CompactionRequest returns the members of a compaction entry that say
+// what its summary cost, from the reply (an assistant message line) that
+// held it: its provider, model and usage (left out when unknown).
+func CompactionRequest(reply []byte) []byte {
+	r := gjson.GetManyBytes(reply, "provider", "model", "usage")
+	if r[0].Type != gjson.String || r[1].Type != gjson.String {
+		return nil
+	}
+	b := append([]byte(`"provider":`), r[0].Raw...)
+	b = append(append(b, `,"model":`...), r[1].Raw...)
+	if r[2].IsObject() {
+		b = append(append(b, `,"usage":`...), r[2].Raw...)
+	}
+	return b
 }
 
 // CompactionLine is the line a compaction travels on a pipe (panto-turn
 // --compact prints it, panto-log append reads it): the entry without
 // id, parentId and timestamp, which the writer gives it.
-func CompactionLine(summary, firstKept string, tokensBefore int64) []byte {
-	m := Compaction(summary, firstKept, tokensBefore)
+func CompactionLine(summary, firstKept string, tokensBefore int64, request []byte) []byte {
+	m := Compaction(summary, firstKept, tokensBefore, request)
 	return append(append([]byte(`{"type":"compaction",`), m.Raw...), '}')
 }
 
@@ -162,11 +185,15 @@ func ParseCompaction(line []byte) (Msg, error) {
 	if !gjson.ValidBytes(line) {
 		return Msg{}, fmt.Errorf("%w: not a JSON object", session.ErrInvalidMsg)
 	}
-	r := gjson.GetManyBytes(line, "summary", "firstKeptEntryId", "tokensBefore")
+	r := gjson.GetManyBytes(line, "summary", "firstKeptEntryId", "tokensBefore", "provider", "usage")
 	if r[0].Type != gjson.String || r[1].Type != gjson.String || r[1].Str == "" || r[2].Type != gjson.Number || r[2].Int() < 0 {
 		return Msg{}, fmt.Errorf("%w: a compaction needs a string summary, a firstKeptEntryId and a whole tokensBefore", session.ErrInvalidMsg)
 	}
-	return Compaction(r[0].Str, r[1].Str, r[2].Int()), nil
+	request := CompactionRequest(line)
+	if r[3].Exists() && request == nil || r[4].Exists() && !r[4].IsObject() {
+		return Msg{}, fmt.Errorf("%w: a compaction's provider and model are strings, its usage an object", session.ErrInvalidMsg)
+	}
+	return Compaction(r[0].Str, r[1].Str, r[2].Int(), request), nil
 }
 
 // ParseMessage validates a message line and compacts it. Field order,
