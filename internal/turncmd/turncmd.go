@@ -246,6 +246,9 @@ func (g *grammar) system(getenv func(string) string) (string, error) {
 	case g.System != "" && g.SystemFile != "":
 		return "", exitcode.Usagef("--system and --system-file: give one")
 	case g.SystemFile != "":
+		if fi, err := os.Stat(g.SystemFile); err == nil && !fi.Mode().IsRegular() {
+			return "", exitcode.Usagef("--system-file %s: not a regular file: give one", g.SystemFile) // a FIFO would be waited on
+		}
 		b, err := os.ReadFile(g.SystemFile)
 		if err != nil {
 			return "", exitcode.Failuref("--system-file: %v", err)
