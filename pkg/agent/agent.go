@@ -169,7 +169,7 @@ func (a *Agent) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("agent: read %s: %w", a.name, err)
 	}
-	if n := len(a.conv); n > 0 && a.ids[n-1] != "" && a.conv[n-1].Role == "user" && text(a.conv[n-1]) != "" {
+	if n := len(a.conv); n > 0 && a.ids[n-1] == a.leaf && a.conv[n-1].Role == "user" && text(a.conv[n-1]) != "" {
 		p := &Prompt{ID: a.ids[n-1], Text: text(a.conv[n-1])}
 		if pi := s.Log.Nodes[s.Log.Lookup(p.ID)].Parent; pi >= 0 {
 			p.ParentID = s.Log.ID(pi)

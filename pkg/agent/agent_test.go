@@ -722,3 +722,42 @@ func TestSecondWriter(t *testing.T) {
 		})
 	}
 }
+
+func TestCompactAfterDanglingPrompt(t *testing.T) {
+	// A compaction written after a prompt that got no reply (the REPL's
+	// /compact keeps it): the prompt is no longer the session's last entry,
+	// so it is sent, not set aside, and nothing after it is lost.
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := open(t, "", dir)
+	a, err := agent.New(ctx, agent.Config{Store: st, Cwd: "/p", Provider: offline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"one", "two"} {
+		a.Submit(ctx, p)
+		if _, err := a.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Submit(ctx, "three")
+	if err := a.Compact(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agent.New(ctx, agent.Config{Store: open(t, "", dir), Session: a.Name(), Provider: offline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Dangling() != nil {
+		t.Fatalf("dangling %+v: the compaction after it would be lost", r.Dangling())
+	}
+	reply, err := r.Step(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The summary and the prompt, two user messages, reach Anthropic's
+	// protocol as one: the model's first turn, quoting both.
+	if got := lastText(reply); !strings.HasPrefix(got, "Offline reply 1 to: ") || !strings.HasSuffix(got, `\nthree"`) {
+		t.Fatalf("reply %q", got)
+	}
+}
