@@ -64,10 +64,11 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 	todo := make(chan *job, workers)
 	ordered := make(chan *job, 2*workers)
 	needTime := g.needTime(since, until)
+	needTitle := g.By == "session" // only session rows show titles
 	for range workers {
 		go func() {
 			for j := range todo {
-				j.run(needTime, quit)
+				j.run(needTime, needTitle, quit)
 			}
 		}()
 	}
@@ -233,7 +234,7 @@ func openError(err error) error {
 
 // run reads the job's input, handing its turns and warnings on in
 // batches; the last item says how it ended.
-func (j *job) run(needTime bool, quit <-chan struct{}) {
+func (j *job) run(needTime, needTitle bool, quit <-chan struct{}) {
 	defer close(j.out)
 	defer j.close()
 	b := batches.Get().(*[]item)
@@ -251,7 +252,7 @@ func (j *job) run(needTime bool, quit <-chan struct{}) {
 	}
 	stopped := errors.New("stopped")
 	var e ended
-	r := &reader{label: j.label, session: j.label, agent: "panto", skip: &e.skip, needTime: needTime, names: map[string]string{},
+	r := &reader{label: j.label, session: j.label, agent: "panto", skip: &e.skip, needTime: needTime, needTitle: needTitle, names: map[string]string{},
 		warn: func(format string, args ...any) { items = append(items, item{warn: fmt.Sprintf(format, args...)}) }}
 	if id := catalog.IDFromPath(j.label); id != "" {
 		r.session = id

@@ -102,6 +102,7 @@ type reader struct {
 	skip       *skipped
 	warn       func(format string, args ...any)
 	needTime   bool              // the report uses timestamps: parse them (else skip the cost)
+	needTitle  bool              // the report shows sessions' titles: read them
 	names      map[string]string // provider and model names, interned
 	cur        turn              // the turn being emitted: emit copies what it keeps
 }
@@ -156,7 +157,9 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 		func(h *agents.Header) error {
 			r.session, r.project, r.agent = h.ID, h.Cwd, h.Origin.Agent
 			r.origin, r.parent = h.Origin.ID, subagentOf(h.Origin.Agent, h.Origin.Parent)
-			r.title = agents.Title(src, f)
+			if r.needTitle {
+				r.title = agents.Title(src, f)
+			}
 			return nil
 		},
 		func(e *agents.Entry) error {
@@ -239,7 +242,7 @@ func (r *reader) readPanto(in io.Reader, emit func(*turn) error) error {
 			emitErr = r.reply(n, raw, c, emit)
 		case c.Type == "compaction" && c.Kind == session.KindUnknown:
 			emitErr = r.compaction(n, raw, c, emit)
-		case c.Type == "message" && c.Role == "user" && r.title == "" && r.titleTries < 8: // the first prompt, or none
+		case c.Type == "message" && c.Role == "user" && r.needTitle && r.title == "" && r.titleTries < 8: // the first prompt, or none
 			r.titleTries++
 			r.title = agents.TitleOf(raw, agents.Panto)
 		case c.Kind == session.KindInvalid && c.Type != "session":

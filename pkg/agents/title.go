@@ -47,13 +47,17 @@ const (
 	titleBytes = 4 << 20
 )
 
+// promptMark is in every line that holds a prompt, by format: a cheap
+// test before a line is parsed (every Claude Code line says "userType").
+var promptMark = map[Format][]byte{Claude: []byte(`"user"`), Codex: []byte(`"user_message"`), Pi: []byte(`"user"`), Panto: []byte(`"user"`)}
+
 // TitleOf is the title a line gives, if it is the first prompt of its
 // format (see Title).
 func TitleOf(line []byte, f Format) string { return titleOf(line, f) }
 
 func titleOf(line []byte, f Format) string {
-	if len(line) == 0 || line[0] != '{' || !bytes.Contains(line, []byte("user")) || !gjson.ValidBytes(line) {
-		return ""
+	if len(line) == 0 || line[0] != '{' || !bytes.Contains(line, promptMark[f]) || !gjson.ValidBytes(line) {
+		return "" // parsed only where a prompt may be: the format's mark of one, as its agent writes it
 	}
 	l := gjson.ParseBytes(line)
 	var text string
