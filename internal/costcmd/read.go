@@ -291,6 +291,9 @@ func (r *reader) reply(n int, raw []byte, c *session.Line, emit func(*turn) erro
 			t.response = k.Str
 		}
 	}
+	if bytes.Contains(raw, billedMode) {
+		t.mode = r.name([]byte(gjson.GetBytes(session.MessageOf(raw), "billedMode").Raw))
+	}
 	if c.Kind == session.KindInvalid {
 		t.hasUsage, t.invalid = false, true
 		t.invalidWarn = fmt.Sprintf("%s: line %d: %s: its cost is unknown (run panto-fsck %s)", r.label, n, what(c), r.label)
@@ -340,6 +343,9 @@ func (r *reader) messageLine(n int, raw []byte, emit func(*turn) error) error {
 		return nil
 	}
 	t := r.turn(raw, &rep)
+	if bytes.Contains(raw, billedMode) {
+		t.mode = r.name([]byte(gjson.GetBytes(raw, "billedMode").Raw))
+	}
 	if err != nil {
 		t.hasUsage, t.invalid = false, true
 		r.skip.invalid++
@@ -351,6 +357,9 @@ func (r *reader) messageLine(n int, raw []byte, emit func(*turn) error) error {
 // responseID marks a reply imported from another agent, which names the
 // response it was (SPEC §11).
 var responseID = []byte(`"responseId"`)
+
+// billedMode marks a reply billed in a mode of its own (agents.Reply.Mode).
+var billedMode = []byte(`"billedMode"`)
 
 // synthetic is the model of a reply an agent wrote itself, as JSON.
 var synthetic = []byte(`"` + agents.Synthetic + `"`)

@@ -212,7 +212,7 @@ type Reply struct {
 	Usage      session.Usage
 	HasUsage   bool
 	StopReason string // panto's: stop, length, toolUse, error; "" unknown
-	Mode       string // a billed mode other than the standard one (Claude's usage.speed "fast"), for pricing
+	Mode       string // a billed mode other than the standard one (Claude's usage.speed "fast", Codex's service tier), for pricing; imported as "billedMode"
 }
 
 // appendFields appends what an assistant message says of itself after its
@@ -230,6 +230,10 @@ func (r *Reply) appendFields(b []byte, provider, model string) []byte {
 	if r.HasUsage {
 		b = append(b, `,"usage":`...)
 		b = r.Usage.AppendJSON(b)
+	}
+	if r.Mode != "" {
+		b = append(b, `,"billedMode":`...) // so that an import costs what the log does
+		b = rawjson.AppendString(b, r.Mode)
 	}
 	if r.Key != "" {
 		b = append(b, `,"responseId":`...)

@@ -313,7 +313,7 @@ func claudeReply(stop string, usage []byte) Reply {
 		return r
 	}
 	r.HasUsage, r.Usage = true, session.Usage(u)
-	if s := gjson.GetBytes(usage, "speed"); s.Type == gjson.String && s.Str != "standard" {
+	if s := gjson.GetBytes(usage, "speed"); s.Type == gjson.String && s.Str != "standard" && s.Str != "" {
 		r.Mode = s.Str // billed apart (fast: six times the price, for Opus 4.6)
 	}
 	if r.Usage.Check() != nil {

@@ -58,6 +58,7 @@ type pending struct {
 
 type codexState struct {
 	provider, model string
+	tier            string // the turn's service_tier: billed apart unless the default (Reply.Mode)
 	base            tokens
 	queue           []*pending
 	replaying       bool
@@ -181,6 +182,9 @@ func (c *converter) codexLine(s *codexState, n int, ts, typ string, p gjson.Resu
 		if m := p.Get("model").Str; m != "" && m != s.model {
 			s.model = strings.Clone(m)
 		}
+		if t := billed(p.Get("service_tier").Str); t != s.tier && p.Get("service_tier").Exists() {
+			s.tier = strings.Clone(t)
+		}
 		c.stats.add("turn_context lines not imported", 1)
 	case "event_msg":
 		switch et := p.Get("type").Str; et {
@@ -189,6 +193,11 @@ func (c *converter) codexLine(s *codexState, n int, ts, typ string, p gjson.Resu
 		case "user_message", "agent_message", "agent_reasoning":
 			c.stats.add(et+" events not imported (the response items hold them)", 1)
 		default:
+			if et == "thread_settings_applied" { // the service tier the turns after it are billed at
+				if t := billed(p.Get("thread_settings.service_tier").Str); t != s.tier {
+					s.tier = strings.Clone(t)
+				}
+			}
 			c.stats.add("event_msg "+et+" lines not imported", 1)
 		}
 	case "response_item":
@@ -239,7 +248,7 @@ func (s *codexState) reply(n int, ts string) *pending {
 	if k := len(s.queue); k > 0 && s.queue[k-1].e.Role == "assistant" {
 		return s.queue[k-1]
 	}
-	p := &pending{at: s.at, e: Entry{Line: n, Timestamp: ts, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{}}}
+	p := &pending{at: s.at, e: Entry{Line: n, Timestamp: ts, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{Mode: s.tier}}}
 	s.queue = append(s.queue, p)
 	return p
 }
@@ -391,7 +400,7 @@ func (c *converter) flush(s *codexState, u *session.Usage) error {
 	}
 	if u != nil && last < 0 {
 		// Usage with no reply recorded: a reply of its own, empty.
-		p := &pending{at: "0", e: Entry{Timestamp: c.lastTS, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{}}}
+		p := &pending{at: "0", e: Entry{Timestamp: c.lastTS, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{Mode: s.tier}}}
 		s.queue = append(s.queue, p)
 		last = len(s.queue) - 1
 		c.stats.add("usage with no reply recorded", 1)
@@ -439,4 +448,13 @@ func (c *converter) codexBody(e *Entry, p *pending) []byte {
 	}
 	c.buf = append(b, '}')
 	return c.buf
+}
+
+// billed is a service tier as a Reply's Mode: "" for the standard one.
+func billed(tier string) string {
+	switch tier {
+	case "default", "auto", "standard":
+		return ""
+	}
+	return tier
 }
