@@ -20,6 +20,7 @@ import (
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/store"
+	"github.com/panto-dev/panto/pkg/tty"
 )
 
 const name = "panto-cost"
@@ -265,7 +266,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	switch format {
 	case "table":
 		if err = writeTable(out, g.By, order, total, g.tableWidth(io)); err == nil {
-			_, err = fmt.Fprintf(out, "prices: %s\n", prices)
+			_, err = fmt.Fprintf(out, "prices: %s\n", tty.Line(prices))
 		}
 	case "json":
 		err = writeJSON(out, g.By, order, total, skip, prices)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/panto-dev/panto/pkg/pricing"
+	"github.com/panto-dev/panto/pkg/tty"
 )
 
 // book finds the prices of each model and mode once, by the set's rules
@@ -167,7 +168,7 @@ func writePrices(w io.Writer, format string, set *pricing.Set) error {
 		return nil
 	}
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "prices: %s (USD per million tokens)\n\n", set.String())
+	fmt.Fprintf(bw, "prices: %s (USD per million tokens)\n\n", tty.Line(set.String()))
 	cell := func(s *string) string {
 		if s == nil {
 			return "-"
@@ -176,7 +177,7 @@ func writePrices(w io.Writer, format string, set *pricing.Set) error {
 	}
 	cells := [][]string{{"MODEL", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "1H WRITE", "LONG CONTEXT", "SOURCE"}}
 	for _, r := range rows {
-		name := r.Provider + "/" + r.Model
+		name := tty.Line(r.Provider + "/" + r.Model) // names from a file, escaped on a terminal
 		if r.Mode != "" {
 			name += " (" + r.Mode + ")"
 		}
@@ -184,7 +185,7 @@ func writePrices(w io.Writer, format string, set *pricing.Set) error {
 		if l := r.LongContext; l != nil {
 			long = fmt.Sprintf(">%d: %s/%s/%s/%s/%s", l.Threshold, cell(l.Input), cell(l.Output), cell(l.CacheRead), cell(l.CacheWrite), cell(l.CacheWrite1h))
 		}
-		cells = append(cells, []string{name, cell(r.Input), cell(r.Output), cell(r.CacheRead), cell(r.CacheWrite), cell(r.CacheWrite1h), long, r.Source})
+		cells = append(cells, []string{name, cell(r.Input), cell(r.Output), cell(r.CacheRead), cell(r.CacheWrite), cell(r.CacheWrite1h), long, tty.Line(r.Source)})
 	}
 	width := make([]int, len(cells[0]))
 	for _, c := range cells {

@@ -452,7 +452,7 @@ func writeTable(w io.Writer, by string, rows []*row, total *row, tw tableWidth) 
 		fmt.Fprintf(bw, "* unknown: no price for %s (%s tokens unpriced); the cost shown is the known part\n", tty.Line(strings.Join(missingList(total.missing), ", ")), num(total.cost.Unpriced))
 	}
 	if len(total.pricedAs) > 0 {
-		fmt.Fprintf(bw, "* priced by name: %s (the provider is not in the price table; one model of the table has the name)\n", strings.Join(missingList(total.pricedAs), ", "))
+		fmt.Fprintf(bw, "* priced by name: %s (the provider is not in the price table; one model of the table has the name)\n", tty.Line(strings.Join(missingList(total.pricedAs), ", ")))
 	}
 	if total.noUsage > 0 {
 		fmt.Fprintf(bw, "* unknown: %d replies carry no usage\n", total.noUsage)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/big"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 	"github.com/tidwall/gjson"
@@ -238,7 +240,7 @@ func prices(name string, r tomlRates, lc *tomlLong) (*Prices, error) {
 // file at the default location is no table (nil) and no error: pass
 // optional.
 func Load(path string, optional bool) (Table, []string, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) && optional {
 		return nil, nil, nil
 	}
@@ -434,4 +436,42 @@ func liteModesOf(p *Prices, v gjson.Result) string {
 	}
 	p.Modes["fast"] = fast
 	return ""
+}
+
+// maxFile bounds a pricing file: LiteLLM's whole table is a few MB.
+const maxFile = 64 << 20
+
+// readFile reads a pricing file: never a FIFO, socket or directory (the
+// read would block or fail late), and at most maxFile bytes (/dev/zero).
+func readFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO opens without a writer
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if m := fi.Mode(); m&(fs.ModeNamedPipe|fs.ModeSocket) != 0 || m.IsDir() {
+		return nil, fmt.Errorf("%s: not a file (a %s)", path, kindOf(m))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxFile {
+		return nil, fmt.Errorf("%s: larger than %d MiB: not a pricing file", path, maxFile>>20)
+	}
+	return b, nil
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	}
+	return "socket"
 }
