@@ -242,12 +242,20 @@ func TestLoadLiteLLM(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte("[a.\"b\"]\ninput = 0.075\noutput = 15\n[a.\"b\".long_context]\nthreshold = 200000\ninput = 6\n"))
 	f.Add([]byte(`{"m":{"litellm_provider":"x","input_cost_per_token":3e-06,"input_cost_per_token_above_200k_tokens":6e-06}}`))
+	f.Add([]byte("[a.\"b\"]\ninput = 1\n[a.\"b\".modes.fast]\ninput = 6\n[a.\"b\".modes.fast.long_context]\nthreshold = 1\noutput = 2\n"))
+	f.Add([]byte(`{"m":{"litellm_provider":"x","input_cost_per_token":3e-06,"input_cost_per_token_priority":6e-06,"output_cost_per_token_flex_above_272k_tokens":1e-06,"provider_specific_entry":{"fast":6.0}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		check := func(tab Table) {
 			for k, p := range tab {
 				rates := []Rates{p.Rates}
 				if p.Long != nil {
 					rates = append(rates, p.Long.Rates)
+				}
+				for _, m := range p.Modes { // a billed mode's prices too
+					rates = append(rates, m.Rates)
+					if m.Long != nil {
+						rates = append(rates, m.Long.Rates)
+					}
 				}
 				for _, r := range rates {
 					for _, pr := range []Price{r.Input, r.Output, r.CacheRead, r.CacheWrite, r.CacheWrite1h} {

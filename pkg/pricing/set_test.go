@@ -168,6 +168,7 @@ input = 60
 
 	lt, warnings, err := LoadLiteLLM([]byte(`{
 "gpt-5.5":{"litellm_provider":"openai","input_cost_per_token":5e-06,"output_cost_per_token":3e-05,"input_cost_per_token_priority":1e-05,"output_cost_per_token_priority":6e-05,"input_cost_per_token_flex":2.5e-06,"input_cost_per_token_above_272k_tokens":1e-05},
+"g":{"litellm_provider":"gemini","input_cost_per_token":1e-06,"input_cost_per_token_above_200k_tokens":2e-06,"input_cost_per_token_priority":3e-06,"input_cost_per_token_above_200k_tokens_priority":6e-06},
 "claude-opus-4-6":{"litellm_provider":"anthropic","input_cost_per_token":5e-06,"output_cost_per_token":2.5e-05,"provider_specific_entry":{"fast":6.0,"us":1.1}},
 "odd-fast":{"litellm_provider":"anthropic","input_cost_per_token":1e-12,"provider_specific_entry":{"fast":1.5}}}`))
 	if err != nil {
@@ -176,6 +177,9 @@ input = 60
 	g := lt[Key{"openai", "gpt-5.5"}]
 	if pr := g.Mode("priority"); pr == nil || pr.Input != known(10_000_000) || pr.Output != known(60_000_000) || pr.Long == nil || pr.Long.Threshold != 272_000 || pr.Long.Input.Known {
 		t.Errorf("priority: %+v", pr)
+	}
+	if pr := lt[Key{"gemini", "g"}].Mode("priority"); pr == nil || pr.Input != known(3_000_000) || pr.Long == nil || pr.Long.Threshold != 200_000 || pr.Long.Input != known(6_000_000) {
+		t.Errorf("priority above 200k: %+v %+v", pr, pr.Long)
 	}
 	if fl := g.Mode("flex"); fl == nil || fl.Input != known(2_500_000) || fl.Output.Known {
 		t.Errorf("flex: %+v", fl)
