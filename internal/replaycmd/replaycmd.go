@@ -158,7 +158,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		}
 		o := replay.HTMLOptions{Branch: g.Leaf, Generator: "Made by " + name + " " + cli.Version + " from " + label + "."}
 		if from != "" {
-			o.Prices = prices
+			o.Prices, o.PricesFrom = prices, from
 		}
 		err = s.WriteHTML(out, path, o)
 	case "entries":

@@ -17,9 +17,10 @@ import (
 
 // HTMLOptions say what a page shows beyond the transcript.
 type HTMLOptions struct {
-	Prices    pricing.Table // prices for the cost of each reply (nil: none shown)
-	Branch    string        // the leaf asked for, when not the current one
-	Generator string        // what made the page, for its footer
+	Prices     pricing.Table // prices for the cost of each reply (nil: none shown)
+	Branch     string        // the leaf asked for, when not the current one
+	Generator  string        // what made the page, for its footer
+	PricesFrom string        // where Prices came from, said under the total (pricing.Set.String)
 }
 
 // PageCSP forbids every script, every fetch and every frame: a transcript
@@ -72,6 +73,7 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	}
 	total.Priced = o.Prices != nil
 	total.Generator = o.Generator
+	total.PricesFrom = clean(o.PricesFrom)
 	return pageTemplates.ExecuteTemplate(w, "foot", total)
 }
 
@@ -148,6 +150,7 @@ type totals struct {
 	Cost                                                     pricing.Cost
 	Priced                                                   bool
 	Generator                                                string
+	PricesFrom                                               string
 }
 
 // CostText is the total's cost, exact, or its known part and a mark.
@@ -371,7 +374,8 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{end}}{{define "foot"}}</main>
 <footer>
 <p>{{plural .Replies "reply" "replies"}}{{if .NoUsage}}, {{.NoUsage}} without usage{{end}}: input {{.Input}}, output {{.Output}} (reasoning {{.Reas}}), cache read {{.CacheRead}}, cache write {{.CacheWrite}} (1h {{.CacheWrite1h}}){{if .Priced}}; cost <span class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</span>{{end}}.</p>
-{{if .Generator}}<p>{{.Generator}}</p>{{end}}
+{{if and .Priced .PricesFrom}}<p>Prices: {{.PricesFrom}}.</p>
+{{end}}{{if .Generator}}<p>{{.Generator}}</p>{{end}}
 </footer>
 </body>
 </html>
