@@ -279,7 +279,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		return 0, err
 	}
 	if format != "table" && len(set.Sources) == 1 && set.Builtin() {
-		warn("prices: %s (give --pricing or a models.toml to replace them)", prices)
+		warn("prices: %s (a models.toml or --pricing FILE adds prices and replaces them model by model; panto-cost --prices shows them)", prices)
 	}
 	if skip.corrupt+skip.torn+skip.invalid+skip.duplicate+skip.foreign > 0 {
 		return exitcode.Findings, nil
