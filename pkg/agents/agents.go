@@ -714,8 +714,16 @@ func (c *converter) next() (int, int64, []byte, error) {
 // report (a corrupt line); an empty log is panto's too.
 func Sniff(r io.ReaderAt, size int64) (Format, error) {
 	first, err := firstLine(Source{R: r, Size: size})
-	if err != nil || first == nil || !rawjson.Valid(first) {
-		return Panto, err // nothing, or not JSON: panto's reader reports it
+	if err != nil || first == nil {
+		return Panto, err // nothing: panto's reader reports it
+	}
+	if !rawjson.Valid(first) {
+		// A torn first line: another agent's log when the next lines say
+		// so, else panto's reader reports it.
+		if f, err := Identify(r, size); err != nil || f != Unknown {
+			return f, err
+		}
+		return Panto, nil
 	}
 	return Detect(first), nil
 }

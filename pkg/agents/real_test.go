@@ -189,6 +189,23 @@ func TestLeftOut(t *testing.T) {
 	if fmt.Sprint(got.stats.Corrupt) != "[6 7]" || got.stats.Torn != 8 {
 		t.Errorf("corrupt lines %v, torn %d; want [6 7] and 8", got.stats.Corrupt, got.stats.Torn)
 	}
+	// A torn first line is looked past to tell the format.
+	claude, err := os.ReadFile("testdata/claude.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := append([]byte("{\"parentUuid\":nu\n"), claude...)
+	if f, err := Sniff(bytes.NewReader(torn), int64(len(torn))); f != Claude || err != nil {
+		t.Errorf("a Claude Code transcript with a torn first line is told %v (%v)", f, err)
+	}
+	if f, _ := Identify(bytes.NewReader(torn), int64(len(torn))); f != Claude {
+		t.Errorf("Identify: a Claude Code transcript with a torn first line is told %v", f)
+	}
+	for _, b := range []string{"", "\n\n", "hello\n", "\x00\xff", "{\"type\":\"message\",\"id\":\"a1b2c3d4\"}\n"} {
+		if f, _ := Identify(strings.NewReader(b), int64(len(b))); f != Unknown {
+			t.Errorf("Identify(%q) = %v, want unknown (no session file)", b, f)
+		}
+	}
 	for _, name := range []string{"events-other.jsonl"} {
 		b, err := os.ReadFile("testdata/" + name)
 		if err != nil {
