@@ -15,6 +15,10 @@ type Reader struct {
 	off  int64
 	line int
 	long []byte
+	// sec is the source when it is a file section, read ahead to size a
+	// long line's buffer once (base: the offset its first byte is at).
+	sec  *io.SectionReader
+	base int64
 }
 
 // readBuffer is the size of a Reader's buffer: lines longer than it are
@@ -29,7 +33,10 @@ func NewReader(r io.Reader, off int64) *Reader {
 	if s, ok := r.(interface{ Size() int64 }); ok && s.Size() < readBuffer {
 		n = int(s.Size()) + 1 // bufio keeps a minimum of its own
 	}
-	return &Reader{br: bufio.NewReaderSize(r, n), off: off}
+	rd := &Reader{br: bufio.NewReaderSize(r, n), off: off}
+	rd.sec, _ = r.(*io.SectionReader)
+	rd.base = off
+	return rd
 }
 
 // Reset makes r read src from its start, at offset off, keeping r's
@@ -38,6 +45,8 @@ func NewReader(r io.Reader, off int64) *Reader {
 func (r *Reader) Reset(src io.Reader, off int64) {
 	r.br.Reset(src)
 	r.off, r.line, r.long = off, 0, r.long[:0]
+	r.sec, _ = src.(*io.SectionReader)
+	r.base = off
 	if cap(r.long) > maxKept {
 		r.long = nil
 	}
@@ -53,6 +62,9 @@ func (r *Reader) Next() (line []byte, off int64, terminated bool, err error) {
 	off = r.off
 	b, err := r.br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
+		if n := r.lineLen(off + int64(len(b))); n > cap(r.long) {
+			r.long = make([]byte, 0, n) // once, not by steps that leave 4× the line behind
+		}
 		r.long = append(r.long[:0], b...)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			b, err = r.br.ReadSlice('\n')
@@ -96,6 +108,27 @@ func MessageLines(r io.Reader, fn func(n int, line []byte) error) error {
 		}
 		if err := fn(rd.LineNo(), line); err != nil {
 			return err
+		}
+	}
+}
+
+// lineLen is the length of the line that starts at off, to its "\n"
+// included, found by reading the file section ahead from from in small
+// steps; 0 when the source is no file section.
+func (r *Reader) lineLen(from int64) int {
+	if r.sec == nil {
+		return 0
+	}
+	start := r.off
+	var buf [64 << 10]byte
+	for at := from - r.base; ; {
+		k, err := r.sec.ReadAt(buf[:], at)
+		if i := bytes.IndexByte(buf[:k], '\n'); i >= 0 {
+			return int(at + int64(i) + 1 - (start - r.base))
+		}
+		at += int64(k)
+		if err != nil || k == 0 {
+			return int(at - (start - r.base))
 		}
 	}
 }

@@ -290,3 +290,34 @@ func TestScanReuse(t *testing.T) {
 		}
 	}
 }
+
+// Lines longer than the buffer read the same from a file section (whose
+// long lines are sized by reading ahead) as from a plain reader, at any
+// base offset, the last one unterminated too.
+func TestReaderLongLinesOfASection(t *testing.T) {
+	var file bytes.Buffer
+	file.WriteString("head\n")
+	for _, n := range []int{readBuffer - 1, readBuffer, readBuffer + 1, 3*readBuffer + 7, 10} {
+		file.Write(bytes.Repeat([]byte{'a' + byte(n%26)}, n))
+		file.WriteByte('\n')
+	}
+	file.Write(bytes.Repeat([]byte("z"), 2*readBuffer)) // no "\n"
+	b := file.Bytes()
+	for _, base := range []int64{0, 5} {
+		read := func(r io.Reader) (lines []string) {
+			rd := NewReader(r, base)
+			for {
+				line, off, term, err := rd.Next()
+				if err != nil {
+					return lines
+				}
+				lines = append(lines, fmt.Sprint(off, term, len(line), string(line[:min(3, len(line))])))
+			}
+		}
+		want := read(bytes.NewReader(b[base:]))
+		got := read(io.NewSectionReader(bytes.NewReader(b), base, int64(len(b))-base))
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("base %d: %v, want %v", base, got, want)
+		}
+	}
+}
