@@ -46,7 +46,8 @@ func (p *PG) lock(ctx context.Context, tx dbtx, id string, begin bool) (state, e
 		FROM panto_sessions WHERE id = $1 FOR UPDATE`, id)
 	br := tx.SendBatch(ctx, &b)
 	var s state
-	var leaf, provider, model *string
+	var leaf *string
+	var provider, model []byte
 	var err error
 	for range b.Len() - 1 {
 		if _, err = br.Exec(); err != nil {
@@ -74,7 +75,7 @@ func (p *PG) lock(ctx context.Context, tx dbtx, id string, begin bool) (state, e
 		s.leaf = *leaf
 	}
 	if provider != nil && model != nil {
-		s.stamp = session.Stamp{Provider: *provider, Model: *model}
+		s.stamp = session.Stamp{Provider: string(provider), Model: string(model)}
 	}
 	return s, nil
 }
@@ -164,7 +165,7 @@ func (p *PG) appendTx(ctx context.Context, tx dbtx, id string, st state, msgs []
 		header := session.Header{ID: id, Timestamp: session.Timestamp(now), Cwd: o.Cwd}.AppendLine(nil)
 		header = header[:len(header)-1]
 		st.bytes = int64(len(header)) + 1
-		created = []any{id, o.Cwd, now.UTC().Truncate(time.Millisecond), header, st.bytes}
+		created = sessionRow(id, header)
 		res.Created = true
 	} else {
 		if err := store.CheckLeaf(st.leaf, o.ExpectLeaf); err != nil {
@@ -205,9 +206,9 @@ func (p *PG) appendTx(ctx context.Context, tx dbtx, id string, st state, msgs []
 func (p *PG) insert(ctx context.Context, tx dbtx, id string, st *state, lines []byte, created []any, commit bool) error {
 	var b pgx.Batch
 	if created != nil {
-		b.Queue(`INSERT INTO panto_sessions (id, cwd, created, header, bytes) VALUES ($1, $2, $3, $4, $5)`, created...)
+		b.Queue(insertSession, created...)
 	}
-	sql := `INSERT INTO panto_entries (` + joinColumns() + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
+	sql := `INSERT INTO panto_entries (` + joinColumns() + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
 	for len(lines) > 0 {
 		i := bytes.IndexByte(lines, '\n')
 		line := lines[:i]
@@ -218,7 +219,7 @@ func (p *PG) insert(ctx context.Context, tx dbtx, id string, st *state, lines []
 		st.follow(&c, int64(len(line))+1)
 	}
 	b.Queue(`UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
-		id, opt(st.leaf), opt(st.stamp.Provider), opt(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
+		id, opt(st.leaf), optBytes(st.stamp.Provider), optBytes(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
 	if commit {
 		b.Queue("COMMIT")
 	}

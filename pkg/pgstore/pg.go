@@ -192,8 +192,8 @@ func (p *PG) resolve(ctx context.Context, q dbtx, name, cwd string, all bool) (s
 	sql := `SELECT id FROM panto_sessions WHERE id LIKE $1 ORDER BY id LIMIT 21`
 	args := []any{likePrefix(name)}
 	if !all {
-		sql = `SELECT id FROM panto_sessions WHERE id LIKE $1 AND cwd = $2 ORDER BY id LIMIT 21`
-		args = append(args, cwd)
+		sql = `SELECT id FROM panto_sessions WHERE id LIKE $1 AND cwd_bytes = $2 ORDER BY id LIMIT 21`
+		args = append(args, []byte(cwd))
 	}
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
@@ -235,11 +235,11 @@ func (p *PG) Each(ctx context.Context, arg string, fn func(string, error) error)
 func (p *PG) List(ctx context.Context, cwd string, all bool, _ func(error)) ([]store.Summary, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	sql := `SELECT id, cwd, created, coalesce(last_activity, created), messages, bytes FROM panto_sessions`
+	sql := `SELECT id, cwd_bytes, created, coalesce(last_activity, created), messages, bytes FROM panto_sessions`
 	var args []any
 	if !all {
-		sql += ` WHERE cwd = $1`
-		args = append(args, cwd)
+		sql += ` WHERE cwd_bytes = $1`
+		args = append(args, []byte(cwd))
 	}
 	rows, err := p.conn.Query(ctx, sql, args...)
 	if err != nil {
@@ -322,8 +322,8 @@ func (p *PG) Open(ctx context.Context, name string) (store.Reader, error) {
 // nothing is given out.
 func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error {
 	var header []byte
-	var cwd string
-	if err := tx.QueryRow(ctx, `SELECT header, cwd FROM panto_sessions WHERE id = $1`, id).Scan(&header, &cwd); err != nil {
+	var cwd []byte
+	if err := tx.QueryRow(ctx, `SELECT header, cwd_bytes FROM panto_sessions WHERE id = $1`, id).Scan(&header, &cwd); err != nil {
 		return p.fail("read session "+id, err)
 	}
 	h := session.Classify(header)
@@ -332,7 +332,7 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 		return fmt.Errorf("%w: session %s: its header is not one session header line", store.ErrBadRow, id)
 	case h.ID != id:
 		return fmt.Errorf("%w: session %s: its header names session %q", store.ErrBadRow, id, h.ID)
-	case readable(h.Cwd) != cwd:
+	case h.Cwd != string(cwd):
 		return fmt.Errorf("%w: session %s: its header's cwd is not the row's", store.ErrBadRow, id)
 	}
 	var bad struct {

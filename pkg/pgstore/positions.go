@@ -278,17 +278,11 @@ func (p *PG) commitTx(ctx context.Context, c Commit) (Committed, error) {
 	}
 	var b pgx.Batch
 	if !st.exists {
-		var created *time.Time
 		h := session.Classify(c.Header)
 		if h.Kind != session.KindHeader || h.ID != c.ID {
 			return res, fmt.Errorf("%w: session %s: no valid header", store.ErrNeedsFsck, c.ID)
 		}
-		if t, err := time.Parse(time.RFC3339Nano, h.Timestamp); err == nil {
-			created = &t
-		}
-		origin := session.Field(c.Header, "origin")
-		b.Queue(`INSERT INTO panto_sessions (id, cwd, created, origin, header, bytes) VALUES ($1, $2, $3, $4, $5, $6)`,
-			c.ID, h.Cwd, created, jsonOrNil(origin), c.Header, int64(len(c.Header))+1)
+		b.Queue(insertSession, sessionRow(c.ID, c.Header)...)
 		st.bytes = int64(len(c.Header)) + 1
 	}
 	if c.Keep >= 0 && c.Keep < st.entries {
@@ -331,7 +325,7 @@ func (p *PG) commitTx(ctx context.Context, c Commit) (Committed, error) {
 		return res, fmt.Errorf("session %s: the commit would leave %d entries (%d bytes), not the %d (%d bytes) it was computed for", c.ID, st.entries, st.bytes, to.Entries, to.SessionBytes)
 	}
 	b.Queue(`UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
-		c.ID, opt(st.leaf), opt(st.stamp.Provider), opt(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
+		c.ID, opt(st.leaf), optBytes(st.stamp.Provider), optBytes(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
 	b.Queue(`INSERT INTO panto_positions (session, source, bytes, lines, crc, entries, session_bytes, session_crc, updated)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
 		ON CONFLICT (session) DO UPDATE SET source = $2, bytes = $3, lines = $4, crc = $5, entries = $6, session_bytes = $7, session_crc = $8, updated = now()`,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -50,15 +49,9 @@ func (p *PG) Receive(ctx context.Context, src store.Source) (*store.Received, er
 			return err
 		}
 		if !st.exists {
-			var created *time.Time
-			if t, err := time.Parse(time.RFC3339Nano, h.Timestamp); err == nil {
-				created = &t
-			}
-			origin := session.Field(header, "origin")
 			// A racing creator's row is waited for (it commits or not), never
 			// taken for an entry with other bytes.
-			tag, err := tx.Exec(ctx, `INSERT INTO panto_sessions (id, cwd, created, origin, header, bytes) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-				h.ID, h.Cwd, created, jsonOrNil(origin), header, int64(len(header))+1)
+			tag, err := tx.Exec(ctx, insertSession+` ON CONFLICT (id) DO NOTHING`, sessionRow(h.ID, header)...)
 			if err != nil {
 				return err
 			}
@@ -102,7 +95,7 @@ func (p *PG) Receive(ctx context.Context, src store.Source) (*store.Received, er
 			st.stamp, _ = l.Active(leaf)
 		}
 		_, err = tx.Exec(ctx, `UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
-			h.ID, opt(st.leaf), opt(st.stamp.Provider), opt(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
+			h.ID, opt(st.leaf), optBytes(st.stamp.Provider), optBytes(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
 		return err
 	})
 	if err != nil {

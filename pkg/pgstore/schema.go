@@ -12,11 +12,48 @@ import (
 
 // SchemaVersion is the version of the schema this binary reads and
 // writes. A database whose schema is newer is refused, never altered.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[v] takes a schema of version v-1 to version v, in the
 // transaction that records v.
-var migrations = map[int]string{2: positionsSchema}
+var migrations = map[int]string{2: positionsSchema, 3: exactSchema}
+
+// exactSchema is version 3: every byte a file may hold is kept (SPEC §10:
+// a cwd, a stamp or an origin with invalid UTF-8 or NUL), and what a team
+// needs to count costs once (the response a reply was, the agent and id an
+// imported session came from). The text columns are for people: valid
+// UTF-8, U+FFFD where the bytes are not; the exact bytes are in the
+// bytea columns and the lines.
+const exactSchema = `
+ALTER TABLE panto_sessions
+	ADD COLUMN cwd_bytes bytea,     -- the header's cwd, exactly (cwd: readable)
+	ADD COLUMN origin_agent text,   -- an imported session's agent: claude, codex, pi
+	ADD COLUMN origin_id text,      -- and the agent's own session id
+	ALTER COLUMN leaf_provider TYPE bytea USING convert_to(leaf_provider, 'UTF8'),
+	ALTER COLUMN leaf_model TYPE bytea USING convert_to(leaf_model, 'UTF8');
+UPDATE panto_sessions SET cwd_bytes = convert_to(cwd, 'UTF8'), origin_agent = origin->>'agent', origin_id = origin->>'id';
+ALTER TABLE panto_sessions ALTER COLUMN cwd_bytes SET NOT NULL;
+DROP INDEX panto_sessions_cwd;
+CREATE INDEX panto_sessions_cwd ON panto_sessions (cwd_bytes, (coalesce(last_activity, created)) DESC NULLS LAST, id DESC);
+ALTER TABLE panto_entries ADD COLUMN response text; -- the response a reply was (its responseId): a reply counts once by coalesce(response, session || '/' || id)
+CREATE INDEX panto_entries_response ON panto_entries (response) WHERE response IS NOT NULL;
+-- Each reply once, by the key panto-cost counts it by (README: team queries).
+CREATE VIEW panto_replies AS
+SELECT DISTINCT ON (coalesce(response, session || '/' || id)) *
+FROM panto_entries
+WHERE role = 'assistant' AND valid AND model IS DISTINCT FROM '<synthetic>'
+ORDER BY coalesce(response, session || '/' || id), session, seq;
+DO $$
+DECLARE r record;
+BEGIN
+	FOR r IN SELECT session, seq, line FROM panto_entries WHERE role = 'assistant' AND position('"responseId"'::bytea IN line) > 0 LOOP
+		BEGIN
+			UPDATE panto_entries SET response = (convert_from(r.line, 'UTF8')::jsonb)->'message'->>'responseId' WHERE session = r.session AND seq = r.seq;
+		EXCEPTION WHEN others THEN NULL; -- a line jsonb cannot hold: no response column
+		END;
+	END LOOP;
+END $$;
+`
 
 // schema is version 1 (the later versions are migrations): sessions, their entries (the exact line beside
 // columns a team can query), and what cuts took away.

@@ -2,11 +2,14 @@ package pgstore
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"time"
+	"unicode/utf8"
 
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
 )
 
 // spool is a session read out of the database into an unlinked temporary
@@ -36,6 +39,7 @@ type row struct {
 	id, parent, typ, role, provider, model                        *string
 	ts                                                            *time.Time
 	input, output, cacheRead, cacheWrite, cacheWrite1h, reasoning *int64
+	response                                                      *string
 	valid                                                         bool
 	crc                                                           int32
 	line                                                          []byte
@@ -43,11 +47,11 @@ type row struct {
 
 // entryColumns are the columns of panto_entries a row fills, in order.
 var entryColumns = []string{"session", "seq", "id", "parent", "type", "role", "ts", "provider", "model",
-	"input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning", "valid", "crc", "line"}
+	"input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning", "valid", "crc", "line", "response"}
 
 func (r *row) values(sessionID string) []any {
 	return []any{sessionID, r.seq, r.id, r.parent, r.typ, r.role, r.ts, r.provider, r.model,
-		r.input, r.output, r.cacheRead, r.cacheWrite, r.cacheWrite1h, r.reasoning, r.valid, r.crc, r.line}
+		r.input, r.output, r.cacheRead, r.cacheWrite, r.cacheWrite1h, r.reasoning, r.valid, r.crc, r.line, r.response}
 }
 
 func opt(s string) *string {
@@ -57,20 +61,66 @@ func opt(s string) *string {
 	return &s
 }
 
+// optText is s for a text column a team reads: NULL for "", else
+// readable (the exact bytes are in the line).
+func optText(s string) *string { return opt(readable(s)) }
+
+// optBytes is s for a bytea column: NULL for "".
+func optBytes(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
+}
+
+// responseID is the key of the response an imported reply was (SPEC §11).
+var responseID = []byte(`"responseId"`)
+
+// insertSession adds a session's row; sessionRow gives its values.
+const insertSession = `INSERT INTO panto_sessions (id, cwd, cwd_bytes, created, origin, origin_agent, origin_id, header, bytes)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
+// sessionRow is the values of insertSession for session id of header
+// (the line, without its newline): the cwd readable and exact, the origin
+// as jsonb when jsonb can hold it (valid UTF-8, no \u0000) with its agent
+// and id beside.
+func sessionRow(id string, header []byte) []any {
+	h := session.Classify(header)
+	var created *time.Time
+	if t, err := time.Parse(time.RFC3339Nano, h.Timestamp); err == nil {
+		created = &t
+	}
+	var origin any
+	var agent, oid *string
+	if o := session.Field(header, "origin"); len(o) > 0 && o[0] == '{' {
+		if utf8.Valid(o) && !bytes.Contains(o, []byte(`\u0000`)) {
+			origin = string(o)
+		}
+		r := gjson.GetManyBytes(o, "agent", "id")
+		agent, oid = optText(r[0].Str), optText(r[1].Str)
+	}
+	return []any{id, readable(h.Cwd), []byte(h.Cwd), created, origin, agent, oid, header, int64(len(header)) + 1}
+}
+
 // rowOf reads one entry line (without its "\n") as the format classifies it.
 func rowOf(seq int64, line []byte) (row, session.Line) {
 	c := session.Classify(line)
 	r := row{seq: seq, valid: c.Kind == session.KindMessage || c.Kind == session.KindUnknown, crc: crc(line), line: line}
-	r.id, r.parent, r.typ, r.role = opt(c.ID), opt(c.ParentID), opt(c.Type), opt(c.Role)
+	r.id, r.parent, r.typ, r.role = opt(c.ID), opt(c.ParentID), optText(c.Type), optText(c.Role)
 	if t, err := time.Parse(time.RFC3339Nano, c.Timestamp); err == nil {
 		r.ts = &t
 	}
 	switch c.Role {
 	case "user":
-		r.provider, r.model = opt(c.Provider), opt(c.Model)
+		r.provider, r.model = optText(c.Provider), optText(c.Model)
 	case "assistant":
 		p, m := c.Reply.Stamp(line)
-		r.provider, r.model = opt(rawjson.Str(p)), opt(rawjson.Str(m))
+		r.provider, r.model = optText(rawjson.Str(p)), optText(rawjson.Str(m))
+		if bytes.Contains(line, responseID) {
+			if k := gjson.GetBytes(session.MessageOf(line), "responseId"); k.Type == gjson.String {
+				r.response = optText(k.Str)
+			}
+		}
 		if c.Reply.HasUsage {
 			u := c.Reply.Usage
 			r.input, r.output, r.cacheRead, r.cacheWrite, r.cacheWrite1h, r.reasoning = &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.CacheWrite1h, &u.Reasoning

@@ -65,7 +65,7 @@ func (p *PG) Truncate(ctx context.Context, name, after string) (*store.Cut, erro
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
-			id, after, opt(stamp.Provider), opt(stamp.Model), seq, messages, c.From, last); err != nil {
+			id, after, optBytes(stamp.Provider), optBytes(stamp.Model), seq, messages, c.From, last); err != nil {
 			return err
 		}
 		cut = c

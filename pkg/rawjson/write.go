@@ -3,24 +3,59 @@ package rawjson
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
+	"slices"
 	"unicode/utf8"
 )
 
-// AppendString appends s as a JSON string, without HTML escaping, as
-// encoding/json writes it (invalid UTF-8 as U+FFFD, U+2028 and U+2029
-// escaped).
+// AppendString appends s as a JSON string, as encoding/json writes it
+// without HTML escaping, except that bytes that are not UTF-8 are kept as
+// they are (encoding/json writes U+FFFD for them): a cwd, a path or a
+// model name from a Latin-1 system is written back byte for byte, as the
+// session format keeps every byte (SPEC §10).
 func AppendString(dst []byte, s string) []byte {
-	if plain(s) { // most strings: no escape, one copy
-		dst = append(dst, '"')
-		dst = append(dst, s...)
-		return append(dst, '"')
+	const hex = "0123456789abcdef"
+	dst = slices.Grow(dst, len(s)+2) // one growth, however long s is (a 200 MB tool result)
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r != '\u2028' && r != '\u2029' {
+				i += n // a character, or a byte that is not UTF-8: as it is
+				continue
+			}
+			dst = append(append(dst, s[start:i]...), `\u202`...)
+			dst = append(dst, hex[r&0xf])
+			i += n
+			start = i
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+	return append(append(dst, s[start:]...), '"')
 }
 
 // Compact returns JSON text without insignificant white space. Field
@@ -31,19 +66,4 @@ func Compact(raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// plain reports whether encoding/json writes s as it is, between quotes:
-// no byte it escapes, valid UTF-8, no U+2028 or U+2029.
-func plain(s string) bool {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20, c == '"', c == '\\':
-			return false
-		case c >= 0x80:
-			ascii = false
-		}
-	}
-	return ascii || utf8.ValidString(s) && !strings.Contains(s, "\u2028") && !strings.Contains(s, "\u2029")
 }
