@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -69,7 +70,11 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 			ctx, code, done = nil, e.code, true
 		}
 	}()
+	args, escaped := escapeArgs(args)
 	ctx, err = p.Parse(args)
+	if escaped {
+		unescapeAll(reflect.ValueOf(grammar))
+	}
 	if err == nil {
 		err = repeated(ctx)
 	}
