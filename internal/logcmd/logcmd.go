@@ -293,28 +293,7 @@ func readMessages(r io.Reader) ([]store.Msg, error) {
 }
 
 // storeError gives a store error its exit code and what to do.
-func storeError(err error, file string) error {
-	switch {
-	case errors.Is(err, store.ErrNoReply):
-		return exitcode.Usagef("%v: append the prompt with its reply, or give --allow-empty", err)
-	case errors.Is(err, store.ErrNoStamp), errors.Is(err, store.ErrNoParent),
-		errors.Is(err, store.ErrEmpty), errors.Is(err, store.ErrIsDir):
-		return exitcode.New(exitcode.Usage, err)
-	case errors.Is(err, store.ErrNeedsFsck), errors.Is(err, store.ErrNewerVersion):
-		return exitcode.Failuref("%v: nothing written; run panto-fsck %s", err, file)
-	case errors.Is(err, store.ErrBusy):
-		return exitcode.Failuref("%s is locked by another writer: nothing written; try again", file)
-	case errors.Is(err, store.ErrLeafMoved):
-		return exitcode.Failuref("%v: nothing written; replay the session and retry", err)
-	case errors.Is(err, store.ErrConflict):
-		return exitcode.Failuref("%v", err)
-	case errors.Is(err, store.ErrAmbiguousID), errors.Is(err, store.ErrNoSuchSession):
-		return exitcode.New(exitcode.Usage, err)
-	case errors.Is(err, os.ErrNotExist):
-		return exitcode.Failuref("%v", err)
-	}
-	return exitcode.New(exitcode.Failure, err)
-}
+func storeError(err error, file string) error { return stores.Error(err, file) }
 
 func (c *truncateCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
 	stores.SetWait(st, c.Wait)
