@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/store"
@@ -29,7 +30,7 @@ func entry(id, parent, text string) string {
 }
 
 func receiver(t *testing.T) *Files {
-	return &Files{Env: catalog.Env{SessionDir: filepath.Join(t.TempDir(), "sessions")}}
+	return &Files{Env: catalog.Env{SessionDir: filepath.Join(t.TempDir(), "sessions")}, Wait: 10 * time.Second}
 }
 
 // TestReceive: a new session is created whole; one that grew gets what it
