@@ -303,7 +303,7 @@ func (p *PG) commitTx(ctx context.Context, c Commit) (Committed, error) {
 			return res, err
 		}
 	} else {
-		sql := `INSERT INTO panto_entries (` + joinColumns() + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
+		sql := `INSERT INTO panto_entries (` + joinColumns() + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
 		for rows.Next() {
 			b.Queue(sql, rows.vals...)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/jackc/pgx/v5"
 	"strings"
 	"testing"
 
@@ -159,8 +160,12 @@ func TestShared(t *testing.T) {
 func TestMigrate(t *testing.T) {
 	ctx := context.Background()
 	u := testDB(t)
-	p := open(t, u)
-	if _, err := p.conn.Exec(ctx, `DROP TABLE panto_positions; UPDATE panto_schema SET version = 1`); err != nil {
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, `CREATE TABLE panto_schema (version integer NOT NULL);`+schema+`;INSERT INTO panto_schema VALUES (1)`); err != nil {
 		t.Fatal(err)
 	}
 	q := open(t, u)
