@@ -213,6 +213,7 @@ func (c *converter) claude() error {
 	resps := map[string]*response{}
 	var order []*response
 	firstModel := ""
+	old := false // lines of the old shape were met
 	lr := c.newLines()
 	for {
 		n, off, raw, err := c.line(lr)
@@ -222,7 +223,7 @@ func (c *converter) claude() error {
 			}
 			return err
 		}
-		if !c.opt.Content && h.Timestamp != "" && !bytes.Contains(raw, assistant) && !bytes.Contains(raw, usage) {
+		if !c.opt.Content && h.Timestamp != "" && !bytes.Contains(raw, assistant) && !(old && bytes.Contains(raw, usage)) {
 			if !isObject(raw) {
 				c.bad(n, off, raw)
 			}
@@ -232,6 +233,9 @@ func (c *converter) claude() error {
 		if !ok {
 			c.bad(n, off, raw)
 			continue
+		}
+		if l.typ == "" && l.msg && l.usage != nil {
+			old = true // the old shape: its replies say no "assistant"
 		}
 		if h.Timestamp == "" && stamp(l.ts) != "" {
 			h.Timestamp = stamp(l.ts) // a copy: l's views go with the read buffer
