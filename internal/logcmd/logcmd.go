@@ -99,8 +99,9 @@ type truncateCmd struct {
 type newCmd struct{}
 
 type listCmd struct {
-	All  bool `help:"Sessions of every project."`
-	JSON bool `help:"One JSON object per session."`
+	All    bool   `help:"Sessions of every project."`
+	JSON   bool   `help:"One JSON object per session."`
+	Search string `help:"Only sessions whose title or first prompt holds TEXT (letter case aside)." placeholder:"TEXT"`
 }
 
 type latestCmd struct{}
@@ -334,6 +335,9 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 	if err != nil {
 		return err
 	}
+	if c.Search != "" {
+		list = search(list, c.Search)
+	}
 	if c.JSON {
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
@@ -352,13 +356,14 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 	// The cells of every row in one slice, rows of a fixed width (a
 	// listing has thousands): id, created, modified, messages, [cwd],
 	// [damage]; "" where a row has no such cell.
-	head := []string{"ID", "CREATED", "MODIFIED", "MESSAGES"}
+	head := []string{"ID", "CREATED", "MODIFIED", "MESSAGES", "AGENT"}
 	if c.All {
 		head = append(head, "CWD")
 	}
-	width := len(head) + 1
+	head = append(head, "TITLE")
+	width := len(head)
 	cells := make([]string, 0, (len(list)+1)*width)
-	cells = append(append(cells, head...), "")
+	cells = append(cells, head...)
 	fmtMinute := minutes{}
 	for _, s := range list {
 		id := s.ID
@@ -368,25 +373,34 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 		// What a row or a log says is escaped: a cwd that holds a
 		// terminal escape or a newline must neither reach the terminal
 		// raw nor forge a row.
-		cells = append(cells, tty.Line(id), fmtMinute.of(s.Created), fmtMinute.of(s.Modified), strconv.Itoa(s.Messages))
+		cells = append(cells, tty.Line(id), fmtMinute.of(s.Created), fmtMinute.of(s.Modified), strconv.Itoa(s.Messages), s.Agent)
 		if c.All {
 			cells = append(cells, tty.Line(s.Cwd))
 		}
-		damage := ""
+		title := tty.Line(s.Title)
 		if s.Problem != "" {
-			damage = "(damaged: run panto-fsck)"
+			title = strings.TrimSpace("(damaged: run panto-fsck) " + title)
 		}
-		cells = append(cells, damage)
+		cells = append(cells, title)
 	}
 	rows := make([][]string, 0, len(list)+1)
 	for i := 0; i < len(cells); i += width {
-		r := cells[i : i+width]
-		if r[width-1] == "" {
-			r = r[:width-1]
-		}
-		rows = append(rows, r)
+		rows = append(rows, cells[i:i+width])
 	}
-	return writeColumns(out, rows)
+	return writeColumnsFit(out, rows, cli.Columns(io))
+}
+
+// search keeps the sessions whose title or first prompt holds text,
+// letter case aside.
+func search(list []store.Summary, text string) []store.Summary {
+	text = strings.ToLower(text)
+	out := list[:0]
+	for _, s := range list {
+		if strings.Contains(strings.ToLower(s.Title), text) || strings.Contains(strings.ToLower(s.Prompt), text) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // minutes formats times in local time as 2006-01-02 15:04, each minute
@@ -425,7 +439,14 @@ func minute(t time.Time) string {
 // writeColumns writes rows as aligned columns, two spaces apart; the last
 // cell of a row is not padded (as text/tabwriter does, without its cost
 // on ten thousand rows).
-func writeColumns(w io.Writer, rows [][]string) error {
+// writeColumns writes rows in aligned columns; the last cell of a row is
+// not padded.
+func writeColumns(w io.Writer, rows [][]string) error { return writeColumnsFit(w, rows, 0) }
+
+// writeColumnsFit is writeColumns with the last cell of a row cut (with
+// "…") so that the line fits columns, when that is not 0, leaving it at
+// least 16 characters.
+func writeColumnsFit(w io.Writer, rows [][]string, columns int) error {
 	var width []int
 	for _, r := range rows {
 		for i, c := range r[:len(r)-1] {
@@ -438,9 +459,16 @@ func writeColumns(w io.Writer, rows [][]string) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	pad := strings.Repeat(" ", 256)
 	for _, r := range rows {
+		at := 0
 		for i, c := range r {
+			if i == len(r)-1 && columns > 0 {
+				if n := utf8.RuneCountInString(c); at+n > columns {
+					c = string([]rune(c)[:max(15, columns-at-1)]) + "…"
+				}
+			}
 			bw.WriteString(c)
 			if i < len(r)-1 {
+				at += width[i] + 2
 				for k := width[i] - utf8.RuneCountInString(c) + 2; k > 0; k -= len(pad) {
 					bw.WriteString(pad[:min(k, len(pad))])
 				}

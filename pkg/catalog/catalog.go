@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/scan"
+	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
@@ -72,12 +73,16 @@ func Describe(path, cacheDir string) (store.Summary, error) {
 		if problem := damage(l); problem != "" {
 			s.Problem = problem
 			st = &index.State{HeaderID: l.Header.ID, Created: l.Header.Timestamp, Cwd: l.Header.Cwd, Messages: l.Messages, LastTime: l.LastTime}
+			st.Title, st.Prompt, st.Agent = session.TitleOf(f, s.Size)
 		} else {
 			st = index.FromLog(l, f, fi)
 			st.Save(cacheDir, path) // a cache: failing to save costs a full read next time
 		}
 	}
-	s.Cwd, s.Messages = st.Cwd, st.Messages
+	if st.Agent == "" || st.Agent == "panto" && st.Prompt == "" { // no title yet: a prompt may have come since
+		st.Title, st.Prompt, st.Agent = session.TitleOf(f, s.Size)
+	}
+	s.Cwd, s.Messages, s.Title, s.Prompt, s.Agent = st.Cwd, st.Messages, st.Title, st.Prompt, st.Agent
 	if s.ID == "" {
 		s.ID = st.HeaderID
 	}

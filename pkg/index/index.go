@@ -48,6 +48,9 @@ type State struct {
 	Created    string
 	Cwd        string
 	LastTime   string
+	Title      string // session.TitleOf, as the checkpoint was made
+	Prompt     string
+	Agent      string
 	hexRaw     []byte   // sorted big-endian uint32s, as loaded: the 8-hex ids
 	hexNew     []uint32 // sorted: 8-hex ids added since (merged on save)
 	otherIDs   []string // sorted: every other id
@@ -57,6 +60,7 @@ type State struct {
 func FromLog(l *scan.Log, f *os.File, fi os.FileInfo) *State {
 	s := &State{Good: l.Good, Messages: l.Messages, HeaderID: l.Header.ID, Created: l.Header.Timestamp, Cwd: l.Header.Cwd, LastTime: l.LastTime}
 	s.Seen(fi)
+	s.Title, s.Prompt, s.Agent = session.TitleOf(f, l.Good)
 	if leaf := l.Leaf(); leaf >= 0 {
 		s.Leaf = l.ID(leaf)
 		s.Stamp, s.StampKnown = l.Active(leaf)
@@ -213,7 +217,7 @@ func Dir(getenv func(string) string) string {
 	return ""
 }
 
-const magic = "panto-index 2\n"
+const magic = "panto-index 3\n"
 
 // Load returns the checkpoint of the file f (at path, with info fi) when one
 // is kept in dir and still describes the file; nil otherwise.
@@ -282,7 +286,7 @@ func (s *State) encode() []byte {
 	}
 	b = binary.AppendUvarint(b, known)
 	b = binary.AppendUvarint(b, uint64(s.Messages))
-	for _, str := range []string{s.Leaf, s.Stamp.Provider, s.Stamp.Model, s.HeaderID, s.Created, s.Cwd, s.LastTime} {
+	for _, str := range []string{s.Leaf, s.Stamp.Provider, s.Stamp.Model, s.HeaderID, s.Created, s.Cwd, s.LastTime, s.Title, s.Prompt, s.Agent} {
 		b = appendString(b, str)
 	}
 	b = binary.AppendUvarint(b, uint64(len(s.hexRaw)/4+len(s.hexNew)))
@@ -353,6 +357,7 @@ func decode(b []byte) (*State, bool) {
 	s.Messages = int(d.uvarint())
 	s.Leaf, s.Stamp.Provider, s.Stamp.Model = d.string(), d.string(), d.string()
 	s.HeaderID, s.Created, s.Cwd, s.LastTime = d.string(), d.string(), d.string(), d.string()
+	s.Title, s.Prompt, s.Agent = d.string(), d.string(), d.string()
 	n := d.uvarint()
 	if n > uint64(len(d.b))/4 {
 		return nil, false

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -235,10 +236,16 @@ func (p *PG) Each(ctx context.Context, arg string, fn func(string, error) error)
 func (p *PG) List(ctx context.Context, cwd string, all bool, _ func(error)) ([]store.Summary, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	sql := `SELECT id, cwd_bytes, created, coalesce(last_activity, created), messages, bytes FROM panto_sessions`
+	// The lines a title is looked for in (session.Titles), joined by
+	// newlines (a line holds none), as the file store reads them.
+	sql := `SELECT s.id, s.cwd_bytes, s.created, coalesce(s.last_activity, s.created), s.messages, s.bytes, s.origin_agent,
+		(SELECT string_agg(e.line, '\x0a'::bytea ORDER BY e.seq) FROM panto_entries e
+		 WHERE e.session = s.id AND e.seq <= ` + strconv.Itoa(session.TitleLines) + ` AND octet_length(e.line) <= ` + strconv.Itoa(session.TitleLineMax) + `
+		   AND (e.role = 'user' OR e.type IN ('claude.custom-title', 'claude.ai-title', 'claude.summary', 'pi.session_info')))
+		FROM panto_sessions s`
 	var args []any
 	if !all {
-		sql += ` WHERE cwd_bytes = $1`
+		sql += ` WHERE s.cwd_bytes = $1`
 		args = append(args, []byte(cwd))
 	}
 	rows, err := p.conn.Query(ctx, sql, args...)
@@ -250,7 +257,7 @@ func (p *PG) List(ctx context.Context, cwd string, all bool, _ func(error)) ([]s
 	cwds := map[string]string{} // a few projects, thousands of sessions
 	for rows.Next() {
 		v := rows.RawValues()
-		if len(v) != 6 || len(v[4]) != 4 || len(v[5]) != 8 {
+		if len(v) != 8 || len(v[4]) != 4 || len(v[5]) != 8 {
 			return nil, p.fail("list sessions", fmt.Errorf("unexpected row"))
 		}
 		cwd, ok := cwds[string(v[1])]
@@ -261,6 +268,17 @@ func (p *PG) List(ctx context.Context, cwd string, all bool, _ func(error)) ([]s
 		s := store.Summary{ID: string(v[0]), Cwd: cwd, Created: pgTime(v[2]), Modified: pgTime(v[3]),
 			Messages: int(int32(binary.BigEndian.Uint32(v[4]))), Size: int64(binary.BigEndian.Uint64(v[5]))}
 		s.Path = s.ID
+		t := session.Titles{Agent: "panto"}
+		if v[6] != nil {
+			t.Agent = string(v[6])
+		}
+		for line := range bytes.SplitSeq(v[7], []byte("\n")) {
+			if t.Done() {
+				break
+			}
+			t.Line(line)
+		}
+		s.Title, s.Prompt, s.Agent = t.Title(), t.Prompt(), t.Agent
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {

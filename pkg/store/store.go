@@ -128,6 +128,9 @@ type Summary struct {
 	Messages int       `json:"messages"` // user and assistant entries
 	Size     int64     `json:"size"`
 	Problem  string    `json:"problem,omitempty"` // set when the session could not be read whole
+	Title    string    `json:"title"`             // what it is called (session.Titles): "" when nothing says
+	Agent    string    `json:"agent"`             // who wrote it: panto, or the agent it was imported from
+	Prompt   string    `json:"-"`                 // the first user prompt (the title, unless the agent gave one)
 }
 
 // Msg is one entry of a batch: a message (its JSON as it will be stored,
