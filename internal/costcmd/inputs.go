@@ -127,6 +127,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 		}
 		for _, arg := range args {
 			if arg == "-" {
+				cli.StdinHint(io, name, "entry or message lines")
 				if !send(&job{label: "-", in: io.Stdin, close: func() {}}) {
 					return
 				}

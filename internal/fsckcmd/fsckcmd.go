@@ -55,11 +55,14 @@ func Main() int {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() { <-ctx.Done(); cancelled.Store(true) }()
+	go func() { <-ctx.Done(); cancelled.Store(true); close(interrupted) }()
 	return Run(os.Args[1:], cli.OS())
 }
 
-var cancelled atomic.Bool
+var (
+	cancelled   atomic.Bool
+	interrupted = make(chan struct{}) // closed when a signal comes
+)
 
 // Run runs panto-fsck with args and returns fsck(8)'s exit bitmask.
 func Run(args []string, io cli.IO) int {
@@ -86,7 +89,21 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 			cli.Errorf(io.Stderr, name, "cannot repair stdin: give the session file")
 			return fsck.BitUsage
 		}
-		return g.report(io, out, stdinReport(io.Stdin), 1)
+		if !cli.IsTerminal(io.Stdin) {
+			return g.report(io, out, stdinReport(io.Stdin), 1)
+		}
+		// A terminal: say what is read, and let Ctrl-C end the wait (a
+		// check of stdin changes nothing, so nothing is left half done).
+		cli.StdinHint(io, name, "a session's lines")
+		done := make(chan *fsck.Report, 1)
+		go func() { done <- stdinReport(io.Stdin) }()
+		select {
+		case r := <-done:
+			return g.report(io, out, r, 1)
+		case <-interrupted:
+			cli.Errorf(io.Stderr, name, "cancelled: nothing checked")
+			return fsck.BitCancelled
+		}
 	}
 	st, err := stores.Open(g.Store, io)
 	if err != nil {

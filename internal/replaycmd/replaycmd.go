@@ -62,6 +62,7 @@ func (g *grammar) input(io cli.IO) (r io.ReaderAt, size int64, label string, clo
 				return f, fi.Size(), "stdin", func() {}, nil
 			}
 		}
+		cli.StdinHint(io, name, "a session's lines")
 		b, err := goio.ReadAll(io.Stdin)
 		if err != nil {
 			return nil, 0, "", nil, exitcode.Failuref("read stdin: %v", err)

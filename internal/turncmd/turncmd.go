@@ -175,6 +175,7 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 	}
 	var conv []provider.Message
 	if g.User == "" || !cli.IsTerminal(io.Stdin) {
+		cli.StdinHint(io, name, "message lines (the conversation)")
 		if conv, err = readConversation(io.Stdin); err != nil {
 			if errors.Is(err, session.ErrInvalidMsg) {
 				return nil, exitcode.Usagef("%v", err)
