@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +96,70 @@ func TestBrowserTranscript(t *testing.T) {
 		}
 	}
 	browse(t, p, "--window-size=900,1400", "--screenshot="+artifact(t, "transcript.png"))
+}
+
+// TestBrowserTranscriptLayout: an imported session's page at a desktop's
+// and a phone's width: a summary at the top (title, agent, models, time,
+// turns, cost, the prompts), the replies' markdown rendered (headings, a
+// table, code, links as text with their target, markup in them as text),
+// the agent's own messages folded as such; nothing runs.
+func TestBrowserTranscriptLayout(t *testing.T) {
+	chromium(t)
+	p := page(t, replaycmd.Run, "--format", "html", "--pricing", "pkg/replay/testdata/html/models.toml", "pkg/replay/testdata/html/markdown.jsonl")
+	dom := browse(t, p, "--dump-dom")
+	for _, want := range []string{
+		`<section class="summary" aria-label="summary">`, "<h2>Review the **parser** and tell me what `Scan` does</h2>", "<dd>claude</dd>", "<code>anthropic/claude-x</code>",
+		"2026-04-25 17:40 – 2026-04-25 19:00 UTC (1h20m0s)", "2 prompts, 2 replies; 3 of the agent's own messages folded", `<a href="#e-c5c5c5c5">And the index? Keep it short.</a>`,
+		"<h3>Deep Analysis</h3>", "<strong>three</strong>", "<em>parallel</em>", "<code>256 KiB</code>", "<th>stage</th>",
+		"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b&gt;raw&lt;/b&gt;", `<span class="target">(https://example.test/scan?a=1&amp;b=2)</span>`,
+		"javascript:alert(1)", "// &lt;not a tag&gt;", `<article class="user internal" id="e-c1c1c1c1">`, "Claude Code's own message &lt;system-reminder&gt;",
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page in the browser lacks %q", want)
+		}
+	}
+	if strings.Contains(dom, "<script") || strings.Contains(dom, "<a href=\"javascript") {
+		t.Errorf("markup of the session became the page's")
+	}
+	browse(t, p, "--window-size=1280,1600", "--screenshot="+artifact(t, "transcript_markdown_1280.png"))
+	browse(t, p, "--window-size=390,1600", "--screenshot="+artifact(t, "transcript_markdown_390.png"))
+}
+
+// TestBrowserCostLayout: the cost report at a desktop's and a phone's
+// width: the cost is the table's second column (in the viewport of a
+// phone, the rest scrolls in its box), the time axis is proportional (the
+// two months between 2025-12-10 and 2026-02-10 are a gap), and a report by
+// session draws a bar a session, not a day.
+func TestBrowserCostLayout(t *testing.T) {
+	chromium(t)
+	day := page(t, costcmd.Run, "--format", "html", "--by", "day", "--pricing", "pkg/replay/testdata/html/models.toml", "internal/costcmd/testdata/gap")
+	dom := browse(t, day, "--dump-dom")
+	for _, want := range []string{"<thead><tr><th>day</th><th>cost</th><th>turns</th>", "2025-12-09", "2026-02-10", `class="scroll chartbox"`} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the report by day lacks %q", want)
+		}
+	}
+	// The bars of 2025-12-09 and -10 are next to each other, and that of
+	// 2026-02-10 is 62 days after: its x is far more than one slot away.
+	xs := regexp.MustCompile(`<g class="bar"><title>(\d{4}-\d\d-\d\d):[^<]*</title><rect x="([0-9.]+)"`).FindAllStringSubmatch(dom, -1)
+	if len(xs) != 3 {
+		t.Fatalf("bars %q", xs)
+	}
+	x := func(i int) float64 { f, _ := strconv.ParseFloat(xs[i][2], 64); return f }
+	if slot := x(1) - x(0); slot <= 0 || x(2)-x(1) < 50*slot {
+		t.Errorf("the axis is not proportional: x %v %v %v", x(0), x(1), x(2))
+	}
+	browse(t, day, "--window-size=1280,900", "--screenshot="+artifact(t, "cost_gap_day_1280.png"))
+	browse(t, day, "--window-size=390,900", "--screenshot="+artifact(t, "cost_gap_day_390.png"))
+	sess := page(t, costcmd.Run, "--format", "html", "--by", "session", "--pricing", "pkg/replay/testdata/html/models.toml", "internal/costcmd/testdata/gap")
+	dom = browse(t, sess, "--dump-dom")
+	if n := strings.Count(dom, `<g class="bar">`); n != 3 {
+		t.Errorf("the report by session draws %d bars, want one a session (3)", n)
+	}
+	if strings.Contains(dom, "<b>flaky</b>") {
+		t.Errorf("a title's markup became the page's")
+	}
+	browse(t, sess, "--window-size=390,900", "--screenshot="+artifact(t, "cost_gap_session_390.png"))
 }
 
 // TestBrowserAttack: a session made to attack its page (markup, scripts,

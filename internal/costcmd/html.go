@@ -14,7 +14,8 @@ import (
 )
 
 // chart is the cost of every period (a day, or the week or month a report
-// is by) and model: the bars of a page.
+// is by) and model: the bars of a page; for a report by session, model,
+// project or agent, a bar a row (the costliest maxCategories).
 type chart struct {
 	unit    string  // day, week or month
 	period  grammar // keys turns by that unit
@@ -22,9 +23,9 @@ type chart struct {
 }
 
 func newChart(by string, loc *time.Location) *chart {
-	unit := "day"
-	if by == "week" || by == "month" {
-		unit = by
+	unit := "day" // --by turn: the days of the turns
+	if by != "turn" {
+		unit = by // a bar a row: a period, or a session, model, project, agent
 	}
 	return &chart{unit: unit, period: grammar{By: unit, loc: loc}, periods: map[string]map[string]*row{}}
 }
@@ -95,6 +96,41 @@ type chartView struct {
 	Legend  []legendItem
 	Unknown bool
 	Empty   bool
+	Omitted int // rows left out of a chart of rows
+}
+
+// maxCategories is the most bars of a chart of rows (sessions, models).
+const maxCategories = 30
+
+// periodStart is the first day of a chart's period key (2026-04-25,
+// 2026-W17, 2026-04), the zero time for "(no date)".
+func periodStart(unit, key string) time.Time {
+	switch unit {
+	case "day":
+		t, _ := time.Parse("2006-01-02", key)
+		return t
+	case "month":
+		t, _ := time.Parse("2006-01", key)
+		return t
+	}
+	var y, w int
+	if n, _ := fmt.Sscanf(key, "%d-W%d", &y, &w); n != 2 {
+		return time.Time{}
+	}
+	jan4 := time.Date(y, 1, 4, 0, 0, 0, 0, time.UTC) // in ISO week 1
+	monday := jan4.AddDate(0, 0, -(int(jan4.Weekday())+6)%7)
+	return monday.AddDate(0, 0, 7*(w-1))
+}
+
+// periodIndex is how many periods of unit t lies after t0.
+func periodIndex(unit string, t0, t time.Time) int {
+	switch unit {
+	case "month":
+		return (t.Year()-t0.Year())*12 + int(t.Month()-t0.Month())
+	case "week":
+		return int(t.Sub(t0).Hours()+12) / (24 * 7)
+	}
+	return int(t.Sub(t0).Hours()+12) / 24
 }
 
 // view lays the chart out: a bar a period, in order, a segment a model,
@@ -115,6 +151,20 @@ func (c *chart) view() chartView {
 		top = max(top, sum)
 	}
 	sort.Strings(periods)
+	dated := c.unit == "day" || c.unit == "week" || c.unit == "month"
+	if !dated { // the costliest first, as the table
+		cost := func(p string) (sum int64) {
+			for _, r := range c.periods[p] {
+				sum += r.cost.Pico
+			}
+			return sum
+		}
+		sort.SliceStable(periods, func(i, j int) bool { return cost(periods[i]) > cost(periods[j]) })
+		if len(periods) > maxCategories {
+			v.Omitted = len(periods) - maxCategories
+			periods = periods[:maxCategories]
+		}
+	}
 	var models []string
 	for m := range modelSet {
 		models = append(models, m)
@@ -137,11 +187,57 @@ func (c *chart) view() chartView {
 		val := top * int64(i) / 4
 		v.Ticks = append(v.Ticks, svgTick{Y: float64(plotY+plotH) - float64(val)*scale, Label: tickLabel(val, top)})
 	}
-	slot := float64(plotW) / float64(len(periods))
-	w := max(2, slot*0.7)
+	// A dated chart's axis is time: a bar stands at its period's place, so
+	// that a gap of two months looks like one; periods with no date go
+	// after, one slot each.
+	starts := make([]time.Time, len(periods))
+	var undated int
 	for i, p := range periods {
-		b := svgBar{X: float64(plotX) + float64(i)*slot + (slot-w)/2, W: w, Label: p}
-		b.LabelX, b.LabelY = b.X+w/2, float64(plotY+plotH+14)
+		if dated {
+			starts[i] = periodStart(c.unit, p)
+		}
+		if starts[i].IsZero() {
+			undated++
+		}
+	}
+	var t0, t1 time.Time
+	for _, t := range starts {
+		if !t.IsZero() && (t0.IsZero() || t.Before(t0)) {
+			t0 = t
+		}
+		if t.After(t1) {
+			t1 = t
+		}
+	}
+	slots := float64(undated) // the width, in periods
+	if !t0.IsZero() {
+		slots += float64(periodIndex(c.unit, t0, t1)) + 1
+	}
+	slot := float64(plotW) / slots
+	w := max(2, slot*0.7)
+	every := 1 // a label every few bars, when they are narrow
+	if slot < 16 {
+		every = int(16/slot) + 1
+	}
+	after := 0 // undated periods placed so far
+	for i, p := range periods {
+		var at float64
+		if starts[i].IsZero() {
+			at = slots - float64(undated) + float64(after)
+			after++
+		} else {
+			at = float64(periodIndex(c.unit, t0, starts[i]))
+		}
+		label := p
+		if !dated {
+			label = shorten(p, 14)
+		}
+		b := svgBar{X: float64(plotX) + at*slot + (slot-w)/2, W: w, Label: label}
+		if !dated || i%every == 0 || i == len(periods)-1 && every == 1 {
+			b.LabelX, b.LabelY = b.X+w/2, float64(plotY+plotH+14)
+		} else {
+			b.Label = ""
+		}
 		y := float64(plotY + plotH)
 		var sum int64
 		var parts []string
@@ -269,26 +365,32 @@ svg.chart .axis { stroke: var(--muted); stroke-width: 1; }
 .legend { display: flex; flex-wrap: wrap; gap: .3rem 1rem; font-size: .85rem; margin: .3rem 0 1rem; }
 .swatch { display: inline-block; width: .8rem; height: .8rem; vertical-align: -.1rem; margin-right: .3rem; border-radius: 2px; }
 .note { font-size: .85rem; color: var(--muted); }
+th:nth-child(2), td:nth-child(2) { font-weight: 600; }
+@media (max-width: 600px) {
+  body { padding: .6rem; }
+  th:first-child, td:first-child { min-width: 8rem; max-width: 11rem; }
+  .chartbox svg.chart { min-width: 640px; } /* labels stay readable: the chart scrolls in its box */
+}
 @media print { body { max-width: none; } }
 </style>
 </head>
 <body>
 <h1>Cost by {{.By}}</h1>
 {{with .Chart}}{{if .Empty}}<p class="note">No replies to chart.</p>{{else}}<figure>
-<svg class="chart" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="Cost by {{.Unit}}, stacked by model">
+<div class="scroll chartbox"><svg class="chart" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="Cost by {{.Unit}}, stacked by model">
 <defs><pattern id="unknown" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#bbb"/><line x1="0" y1="0" x2="0" y2="6" stroke="#333" stroke-width="3"/></pattern></defs>
 {{range .Ticks}}<line class="axis" x1="{{$.Chart.PlotX}}" x2="{{$.Chart.Right}}" y1="{{.Y}}" y2="{{.Y}}" stroke-dasharray="2 3"/><text x="{{$.Chart.PlotX}}" dx="-4" y="{{.Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}<line class="axis" x1="{{.PlotX}}" x2="{{.PlotX}}" y1="{{.PlotY}}" y2="{{.Bottom}}"/><line class="axis" x1="{{.PlotX}}" x2="{{.Right}}" y1="{{.Bottom}}" y2="{{.Bottom}}"/>
-{{range .Bars}}<g class="bar"><title>{{.Title}}</title>{{range .Segments}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{if .Unknown}}url(#unknown){{else}}{{.Color}}{{end}}" stroke="{{.Color}}"><title>{{.Title}}</title></rect>{{end}}{{if .Unknown}}<text class="unknown-mark" x="{{.MarkX}}" y="{{.MarkY}}" text-anchor="middle">≥</text>{{end}}<text x="{{.LabelX}}" y="{{.LabelY}}" text-anchor="end" transform="rotate(-35 {{.LabelX}} {{.LabelY}})">{{.Label}}</text></g>
-{{end}}</svg>
-<figcaption class="legend">{{range .Legend}}<span><span class="swatch" style="background: {{.Color}}"></span>{{.Model}}</span>{{end}}{{if .Unknown}}<span><svg width="12" height="12" style="vertical-align: -.1rem"><rect width="12" height="12" fill="url(#unknown)"/></svg> cost unknown (the known part is drawn; “≥” marks the bar)</span>{{end}}</figcaption>
+{{range .Bars}}<g class="bar"><title>{{.Title}}</title>{{range .Segments}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{if .Unknown}}url(#unknown){{else}}{{.Color}}{{end}}" stroke="{{.Color}}"><title>{{.Title}}</title></rect>{{end}}{{if .Unknown}}<text class="unknown-mark" x="{{.MarkX}}" y="{{.MarkY}}" text-anchor="middle">≥</text>{{end}}{{if .Label}}<text x="{{.LabelX}}" y="{{.LabelY}}" text-anchor="end" transform="rotate(-35 {{.LabelX}} {{.LabelY}})">{{.Label}}</text>{{end}}</g>
+{{end}}</svg></div>
+<figcaption class="legend">{{range .Legend}}<span><span class="swatch" style="background: {{.Color}}"></span>{{.Model}}</span>{{end}}{{if .Unknown}}<span><svg width="12" height="12" style="vertical-align: -.1rem"><rect width="12" height="12" fill="url(#unknown)"/></svg> cost unknown (the known part is drawn; “≥” marks the bar)</span>{{end}}{{if .Omitted}}<span>the {{.Omitted}} cheapest not drawn (the table has them)</span>{{end}}</figcaption>
 </figure>{{end}}{{end}}
 <div class="scroll"><table>
-<thead><tr><th>{{.By}}</th><th>turns</th><th>input</th><th>output</th><th>cache read</th><th>cache write</th><th>of which 1h</th><th>reasoning</th><th>cost</th></tr></thead>
+<thead><tr><th>{{.By}}</th><th>cost</th><th>turns</th><th>input</th><th>output</th><th>cache read</th><th>cache write</th><th>of which 1h</th><th>reasoning</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr><td>{{.Key}}</td><td>{{.Turns}}</td><td>{{.Input}}</td><td>{{.Output}}</td><td>{{.CacheRead}}</td><td>{{.CacheWrite}}</td><td>{{.CacheWrite1h}}</td><td>{{.Reasoning}}</td><td title="{{.Exact}}"{{if .Unknown}} class="unknown"{{end}}>{{.Cost}}</td></tr>
+{{range .Rows}}<tr><td>{{.Key}}</td><td title="{{.Exact}}"{{if .Unknown}} class="unknown"{{end}}>{{.Cost}}</td><td>{{.Turns}}</td><td>{{.Input}}</td><td>{{.Output}}</td><td>{{.CacheRead}}</td><td>{{.CacheWrite}}</td><td>{{.CacheWrite1h}}</td><td>{{.Reasoning}}</td></tr>
 {{if .Why}}<tr><td class="why" colspan="9">{{.Why}}</td></tr>
-{{end}}{{end}}<tr class="total"><td>{{.Total.Key}}</td><td>{{.Total.Turns}}</td><td>{{.Total.Input}}</td><td>{{.Total.Output}}</td><td>{{.Total.CacheRead}}</td><td>{{.Total.CacheWrite}}</td><td>{{.Total.CacheWrite1h}}</td><td>{{.Total.Reasoning}}</td><td title="{{.Total.Exact}}"{{if .Total.Unknown}} class="unknown"{{end}}>{{.Total.Cost}}</td></tr>
+{{end}}{{end}}<tr class="total"><td>{{.Total.Key}}</td><td title="{{.Total.Exact}}"{{if .Total.Unknown}} class="unknown"{{end}}>{{.Total.Cost}}</td><td>{{.Total.Turns}}</td><td>{{.Total.Input}}</td><td>{{.Total.Output}}</td><td>{{.Total.CacheRead}}</td><td>{{.Total.CacheWrite}}</td><td>{{.Total.CacheWrite1h}}</td><td>{{.Total.Reasoning}}</td></tr>
 </tbody></table></div>
 {{if .Total.Why}}<p class="note unknown">Unknown: {{.Total.Why}}. The cost shown is the known part.</p>{{end}}
 {{if .Skipped}}<p class="note">Skipped: {{range $k, $n := .Skipped}}{{$k}} {{$n}} {{end}}</p>{{end}}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -52,6 +54,8 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 		return err
 	}
 	total := totals{Cost: pricing.Zero()}
+	total.Title, _, total.Agent = session.TitleOf(s.r, math.MaxInt64) // an import's own title, or the first prompt
+	total.Title, total.Agent = clean(total.Title), clean(total.Agent)
 	shown := map[string]bool{} // tool results already shown beside their calls
 	var stamp string           // the provider/model of the last request, to show changes
 	err = s.EachLine(path, func(i int32, line []byte) error {
@@ -65,6 +69,19 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 		v, err := s.view(i, line, n.Message(line), results, shown, o.Prices, &stamp, &total)
 		if err != nil || v == nil {
 			return err
+		}
+		if v.Role == "user" {
+			for _, b := range v.Blocks {
+				if b.Kind == "text" {
+					if t := session.PromptTitle(b.Text); t != "" {
+						if total.Title == "" {
+							total.Title = t
+						}
+						total.Prompts = append(total.Prompts, promptItem{v.ID, v.Time, t})
+					}
+					break
+				}
+			}
 		}
 		return pageTemplates.ExecuteTemplate(w, "message", v)
 	})
@@ -122,6 +139,7 @@ type pageData struct {
 
 type messageView struct {
 	ID, Role, Time, Stamp, StampChange, Stop string
+	Internal                                 bool // only the agent's own messages, no words of the user
 	Usage                                    []usageItem
 	Cost                                     string // "" when not priced
 	CostUnknown                              bool
@@ -134,8 +152,9 @@ type usageItem struct {
 }
 
 type blockView struct {
-	Kind      string // text, thinking, redacted, call, result
+	Kind      string // text, md (markdown, rendered), internal, thinking, redacted, call, result
 	Text      string
+	HTML      template.HTML // md: the text rendered (every byte of it escaped)
 	Name, ID  string
 	Lines     int
 	Fold      bool
@@ -151,6 +170,40 @@ type totals struct {
 	Priced                                                   bool
 	Generator                                                string
 	PricesFrom                                               string
+
+	// What the summary at the top of the page says (written at the end,
+	// as the page streams, and shown first by its style).
+	Title, Agent   string
+	Models         []string
+	first, last    time.Time
+	Prompts        []promptItem // the table of contents
+	InternalFolded int
+}
+
+type promptItem struct{ ID, Time, Title string }
+
+// Duration is the time from the first message to the last, "" when the
+// messages carry no times.
+func (t totals) Duration() string {
+	if t.first.IsZero() || !t.last.After(t.first) {
+		return ""
+	}
+	d := t.last.Sub(t.first).Round(time.Second)
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%d days %s", int(d.Hours())/24, (d % (24 * time.Hour)).Round(time.Minute))
+	case d >= time.Hour:
+		return d.Round(time.Minute).String()
+	}
+	return d.String()
+}
+
+// Span is when the session ran: its first and last message, UTC.
+func (t totals) Span() string {
+	if t.first.IsZero() {
+		return ""
+	}
+	return t.first.UTC().Format("2006-01-02 15:04") + " – " + t.last.UTC().Format("2006-01-02 15:04") + " UTC"
 }
 
 // CostText is the total's cost, exact, or its known part and a mark.
@@ -190,6 +243,12 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 		v.Time = clean(ts)
 		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
 			v.Time = t.UTC().Format("2006-01-02 15:04:05 UTC")
+			if total.first.IsZero() || t.Before(total.first) {
+				total.first = t
+			}
+			if t.After(total.last) {
+				total.last = t
+			}
 		}
 	}
 	switch n.Role {
@@ -205,6 +264,9 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 		v.Stamp = clean(msg.Get("provider").Str + "/" + msg.Get("model").Str)
 		v.Stop = clean(msg.Get("stopReason").Str)
 		total.Replies++
+		if !slices.Contains(total.Models, v.Stamp) && len(total.Models) < 20 {
+			total.Models = append(total.Models, v.Stamp)
+		}
 		u := msg.Get("usage")
 		if !u.Exists() {
 			total.NoUsage++
@@ -249,7 +311,18 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 	msg.Get("content").ForEach(func(_, b gjson.Result) bool {
 		switch b.Get("type").Str {
 		case "text":
-			v.Blocks = append(v.Blocks, blockView{Kind: "text", Text: clean(b.Get("text").Str)})
+			t := clean(b.Get("text").Str)
+			switch {
+			case n.Role == session.User && session.Internal(t):
+				v.Blocks = append(v.Blocks, blockView{Kind: "internal", Text: t, Name: internalTag(t), Lines: lines(t)})
+				total.InternalFolded++
+			case n.Role == session.Assistant && len(t) <= markdownMax:
+				if strings.TrimSpace(t) != "" {
+					v.Blocks = append(v.Blocks, blockView{Kind: "md", HTML: Markdown(t)})
+				}
+			default:
+				v.Blocks = append(v.Blocks, blockView{Kind: "text", Text: t})
+			}
 		case "thinking":
 			t := clean(b.Get("thinking").Str)
 			v.Blocks = append(v.Blocks, blockView{Kind: "thinking", Text: t, Lines: lines(t), Signature: b.Get("signature").Exists()})
@@ -282,7 +355,24 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 	if len(v.Blocks) == 0 && beside > 0 {
 		return nil, nil // a message of tool results, all shown with their calls
 	}
+	v.Internal = len(v.Blocks) > 0
+	for _, b := range v.Blocks {
+		v.Internal = v.Internal && b.Kind == "internal"
+	}
 	return v, nil
+}
+
+// markdownMax is the longest text rendered as markdown; a longer one (a
+// pasted log) is shown as it is.
+const markdownMax = 256 << 10
+
+// internalTag names the tag an internal message starts with.
+func internalTag(t string) string {
+	t = strings.TrimSpace(t)
+	if i := strings.IndexByte(t, '>'); strings.HasPrefix(t, "<") && i > 0 {
+		return t[1:i]
+	}
+	return ""
 }
 
 // resultOf reads the result of tool call id from node j.
@@ -324,7 +414,25 @@ const pageHTML = `{{define "head"}}<!DOCTYPE html>
 :root { color-scheme: light dark; --fg: #1d1f21; --bg: #fdfdfc; --muted: #6a6f75; --line: #d9dcdf; --user: #eef4fb; --asst: #f6f6f4; --tool: #f3f0fa; --warn: #a3400b; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e3e5e8; --bg: #16181b; --muted: #9aa0a6; --line: #34383d; --user: #1c2633; --asst: #1f2124; --tool: #262231; --warn: #f0a56b; } }
 * { box-sizing: border-box; }
-body { margin: 0 auto; max-width: 52rem; padding: 1rem; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); overflow-wrap: anywhere; }
+body { margin: 0 auto; max-width: 52rem; padding: 1rem; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); overflow-wrap: anywhere; display: flex; flex-direction: column; }
+header { order: 0; } .summary { order: 1; } main { order: 2; } footer { order: 3; }
+.summary { border: 1px solid var(--line); border-radius: 6px; padding: .6rem .8rem; }
+.summary h2 { font-size: 1.15rem; margin: 0 0 .4rem; }
+.toc ol { margin: .3rem 0; padding-left: 1.6rem; font-size: .9rem; }
+.toc a { color: inherit; }
+.md > :first-child { margin-top: 0; } .md > :last-child { margin-bottom: 0; }
+.md h2, .md h3, .md h4, .md h5, .md h6 { font-size: 1rem; margin: .8rem 0 .3rem; }
+.md h2 { font-size: 1.1rem; }
+.md p, .md ul, .md ol, .md blockquote { margin: .4rem 0; }
+.md ul, .md ol { padding-left: 1.4rem; }
+.md blockquote { border-left: 3px solid var(--line); padding-left: .6rem; color: var(--muted); }
+.md .table { overflow-x: auto; }
+.md table { border-collapse: collapse; font-size: .9rem; }
+.md th, .md td { border: 1px solid var(--line); padding: .2rem .5rem; text-align: left; vertical-align: top; }
+.md .target { color: var(--muted); font-size: .85em; }
+.md code { background: color-mix(in srgb, var(--bg) 85%, var(--line)); padding: 0 .2em; border-radius: 3px; }
+.md pre code { background: none; padding: 0; }
+article.user.internal { background: transparent; border-style: dashed; }
 header h1 { font-size: 1.3rem; margin: 0 0 .5rem; }
 dl.info { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; margin: 0 0 1rem; font-size: .9rem; }
 dl.info dt { color: var(--muted); }
@@ -345,7 +453,7 @@ details > summary { cursor: pointer; color: var(--muted); font-size: .85rem; }
 footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--line); font-size: .85rem; color: var(--muted); }
 .usage { display: flex; flex-wrap: wrap; gap: .1rem .9rem; font-size: .85rem; margin-top: .3rem; }
 .usage b { font-weight: 600; font-variant-numeric: tabular-nums; }
-@media print { body { max-width: none; font-size: 11pt; } details { display: block; } details > summary { display: none; } details > * { display: block !important; } article { border-color: #999; } }
+@media print { body { max-width: none; font-size: 11pt; display: block; } details { display: block; } details > summary { display: none; } details > * { display: block !important; } article { border-color: #999; } }
 </style>
 </head>
 <body>
@@ -358,9 +466,11 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 </dl>
 </header>
 <main>
-{{end}}{{define "message"}}<article class="{{.Role}}" id="e-{{.ID}}">
-<div class="meta"><span class="role">{{.Role}}</span>{{if .Time}}<time>{{.Time}}</time>{{end}}{{if .Stamp}}<span class="stamp">{{.Stamp}}</span>{{end}}{{if .StampChange}}<span class="change">model changed from {{.StampChange}}</span>{{end}}{{if .Stop}}<span>stop: {{.Stop}}</span>{{end}}<span>id {{.ID}}</span></div>
+{{end}}{{define "message"}}<article class="{{.Role}}{{if .Internal}} internal{{end}}" id="e-{{.ID}}">
+<div class="meta"><span class="role">{{if .Internal}}agent's own message{{else}}{{.Role}}{{end}}</span>{{if .Time}}<time>{{.Time}}</time>{{end}}{{if .Stamp}}<span class="stamp">{{.Stamp}}</span>{{end}}{{if .StampChange}}<span class="change">model changed from {{.StampChange}}</span>{{end}}{{if .Stop}}<span>stop: {{.Stop}}</span>{{end}}<span>id {{.ID}}</span></div>
 {{range .Blocks}}{{if eq .Kind "text"}}<div class="text">{{.Text}}</div>
+{{else if eq .Kind "md"}}<div class="md">{{.HTML}}</div>
+{{else if eq .Kind "internal"}}<details class="internal"><summary>Claude Code's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{.Text}}</pre></details>
 {{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking ({{plural .Lines "line" "lines"}}{{if .Signature}}, signed{{end}})</summary><pre>{{.Text}}</pre></details>
 {{else if eq .Kind "redacted"}}<p class="meta">Redacted thinking ({{.Lines}} bytes, kept to be sent back)</p>
 {{else if eq .Kind "call"}}<div class="tool"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span></div>
@@ -372,6 +482,17 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{else if .Cost}}<div class="meta unknown">cost {{.Cost}}</div>
 {{end}}</article>
 {{end}}{{define "foot"}}</main>
+<section class="summary" aria-label="summary">
+<h2>{{if .Title}}{{.Title}}{{else}}(no prompt){{end}}</h2>
+<dl class="info">
+<dt>Agent</dt><dd>{{.Agent}}</dd>
+{{if .Models}}<dt>Models</dt><dd>{{range $i, $m := .Models}}{{if $i}}, {{end}}<code>{{$m}}</code>{{end}}</dd>{{end}}
+{{if .Span}}<dt>When</dt><dd>{{.Span}}{{with .Duration}} ({{.}}){{end}}</dd>{{end}}
+<dt>Turns</dt><dd>{{plural (len .Prompts) "prompt" "prompts"}}, {{plural .Replies "reply" "replies"}}{{if .InternalFolded}}; {{.InternalFolded}} of the agent's own messages folded{{end}}</dd>
+{{if .Priced}}<dt>Cost</dt><dd class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</dd>{{end}}
+</dl>
+{{if gt (len .Prompts) 1}}<details class="toc"{{if le (len .Prompts) 12}} open{{end}}><summary>The prompts ({{len .Prompts}})</summary><ol>{{range .Prompts}}<li><a href="#e-{{.ID}}">{{.Title}}</a>{{if .Time}} <span class="meta">{{.Time}}</span>{{end}}</li>{{end}}</ol></details>{{end}}
+</section>
 <footer>
 <p>{{plural .Replies "reply" "replies"}}{{if .NoUsage}}, {{.NoUsage}} without usage{{end}}: input {{.Input}}, output {{.Output}} (reasoning {{.Reas}}), cache read {{.CacheRead}}, cache write {{.CacheWrite}} (1h {{.CacheWrite1h}}){{if .Priced}}; cost <span class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</span>{{end}}.</p>
 {{if and .Priced .PricesFrom}}<p>Prices: {{.PricesFrom}}.</p>

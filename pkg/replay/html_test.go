@@ -26,6 +26,7 @@ func TestHTMLGolden(t *testing.T) {
 	}{
 		{"tools", "tools.jsonl", "", prices},       // the current branch, priced: openai/gpt-x has no price
 		{"branch", "tools.jsonl", "a7a7a7a7", nil}, // another branch, no prices
+		{"markdown", "markdown.jsonl", "", prices}, // an import: markdown replies, the agent's own messages, prompts to list
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("testdata/html", tt.session))

@@ -31,10 +31,11 @@ const (
 // lines of at most TitleLineMax bytes, so that a listing reads a few
 // kilobytes a session whatever its size, the same in every store.
 type Titles struct {
-	Agent  string
-	prompt string
-	own    string
-	rank   int
+	Agent   string
+	prompt  string
+	command string // a slash command ("/review pr 12"): the title when no prompt says more
+	own     string
+	rank    int
 }
 
 // Title is the title found, "" when none.
@@ -42,11 +43,16 @@ func (t *Titles) Title() string {
 	if t.own != "" {
 		return t.own
 	}
-	return t.prompt
+	return t.Prompt()
 }
 
 // Prompt is the first user prompt that says something, "" when none.
-func (t *Titles) Prompt() string { return t.prompt }
+func (t *Titles) Prompt() string {
+	if t.prompt == "" {
+		return t.command
+	}
+	return t.prompt
+}
 
 // Done says whether no later line can change the title: a prompt is found
 // and the agent writes no titles of its own.
@@ -66,15 +72,23 @@ func (t *Titles) Line(line []byte) {
 			return
 		}
 		c := gjson.GetBytes(line, "message.content")
+		take := func(text string) bool {
+			p := PromptTitle(text)
+			if Internal(text) {
+				if t.command == "" {
+					t.command = p
+				}
+				return false
+			}
+			t.prompt = p
+			return p != ""
+		}
 		if c.Type == gjson.String {
-			t.prompt = PromptTitle(c.Str)
+			take(c.Str)
 			return
 		}
 		c.ForEach(func(_, b gjson.Result) bool {
-			if b.Get("type").Str == "text" {
-				t.prompt = PromptTitle(b.Get("text").Str)
-			}
-			return t.prompt == ""
+			return b.Get("type").Str != "text" || !take(b.Get("text").Str)
 		})
 	case "claude.custom-title", "claude.ai-title", "claude.summary", "pi.session_info":
 		key, rank := "line.summary", 1

@@ -38,6 +38,8 @@ func TestTitles(t *testing.T) {
 		{[]string{hdr}, "", "panto"},
 		{[]string{hdr, user(`"<local-command-caveat>c</local-command-caveat>"`), user(`"first\nprompt"`), user(`"second"`)}, "first prompt", "panto"},
 		{[]string{hdr, `{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"as a string"}}`}, "as a string", "panto"},
+		{[]string{hdr, user(`"<command-name>/model</command-name>"`), user(`"the real prompt"`)}, "the real prompt", "panto"},
+		{[]string{hdr, user(`"<command-name>/review</command-name><command-args>12</command-args>"`)}, "/review 12", "panto"},
 		{[]string{imp, `{"type":"claude.summary","id":"b","agent":"claude","line":{"type":"summary","summary":"old"}}`, user(`"p"`),
 			`{"type":"claude.summary","id":"c","agent":"claude","line":{"type":"summary","summary":"newer"}}`}, "newer", "claude"},
 		{[]string{imp, `{"type":"claude.custom-title","id":"b","agent":"claude","line":{"type":"custom-title","customTitle":"mine"}}`,
