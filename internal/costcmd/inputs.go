@@ -60,6 +60,14 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 	ctx := context.Background()
 	quit := make(chan struct{})
 	defer close(quit)
+	// Over many inputs a terminal sees how far the reading is; a warning
+	// clears the line first.
+	prog := cli.NewProgress(io, name, "inputs read")
+	defer prog.Clear()
+	if prog != nil {
+		w := warn
+		warn = func(format string, args ...any) { prog.Clear(); w(format, args...) }
+	}
 	workers := runtime.GOMAXPROCS(0)
 	todo := make(chan *job, workers)
 	ordered := make(chan *job, 2*workers)
@@ -210,6 +218,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 		if copies > 0 {
 			warn("%s: %d replies already counted from another input: not counted twice", j.label, copies)
 		}
+		prog.Step()
 	}
 	return nil
 }

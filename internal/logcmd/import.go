@@ -112,8 +112,12 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		}
 	}()
 	var n imported
+	prog := cli.NewProgress(io, name, "logs imported")
+	defer prog.Clear()
+	io.Stderr = prog.Writer(io.Stderr) // what is said clears the progress line first
 	for p := range ordered {
 		<-p.done
+		prog.Step()
 		err := p.commit(ctx, st, io, out, &n, c.Force)
 		var finding errFinding
 		switch {
