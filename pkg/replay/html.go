@@ -77,7 +77,11 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 						if total.Title == "" {
 							total.Title = t
 						}
-						total.Prompts = append(total.Prompts, promptItem{v.ID, v.Time, t})
+						if len(total.Prompts) < tocMax {
+							total.Prompts = append(total.Prompts, promptItem{v.ID, v.Time, t})
+						} else {
+							total.MorePrompts++ // memory must not grow with the session
+						}
 					}
 					break
 				}
@@ -176,11 +180,18 @@ type totals struct {
 	Title, Agent   string
 	Models         []string
 	first, last    time.Time
-	Prompts        []promptItem // the table of contents
+	Prompts        []promptItem // the table of contents: the first tocMax prompts
+	MorePrompts    int
 	InternalFolded int
 }
 
 type promptItem struct{ ID, Time, Title string }
+
+// tocMax is the most prompts the table of contents lists.
+const tocMax = 500
+
+// PromptCount is the number of the user's prompts.
+func (t totals) PromptCount() int { return len(t.Prompts) + t.MorePrompts }
 
 // Duration is the time from the first message to the last, "" when the
 // messages carry no times.
@@ -488,10 +499,10 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 <dt>Agent</dt><dd>{{.Agent}}</dd>
 {{if .Models}}<dt>Models</dt><dd>{{range $i, $m := .Models}}{{if $i}}, {{end}}<code>{{$m}}</code>{{end}}</dd>{{end}}
 {{if .Span}}<dt>When</dt><dd>{{.Span}}{{with .Duration}} ({{.}}){{end}}</dd>{{end}}
-<dt>Turns</dt><dd>{{plural (len .Prompts) "prompt" "prompts"}}, {{plural .Replies "reply" "replies"}}{{if .InternalFolded}}; {{.InternalFolded}} of the agent's own messages folded{{end}}</dd>
+<dt>Turns</dt><dd>{{plural .PromptCount "prompt" "prompts"}}, {{plural .Replies "reply" "replies"}}{{if .InternalFolded}}; {{.InternalFolded}} of the agent's own messages folded{{end}}</dd>
 {{if .Priced}}<dt>Cost</dt><dd class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</dd>{{end}}
 </dl>
-{{if gt (len .Prompts) 1}}<details class="toc"{{if le (len .Prompts) 12}} open{{end}}><summary>The prompts ({{len .Prompts}})</summary><ol>{{range .Prompts}}<li><a href="#e-{{.ID}}">{{.Title}}</a>{{if .Time}} <span class="meta">{{.Time}}</span>{{end}}</li>{{end}}</ol></details>{{end}}
+{{if gt .PromptCount 1}}<details class="toc"{{if le .PromptCount 12}} open{{end}}><summary>The prompts ({{.PromptCount}})</summary><ol>{{range .Prompts}}<li><a href="#e-{{.ID}}">{{.Title}}</a>{{if .Time}} <span class="meta">{{.Time}}</span>{{end}}</li>{{end}}</ol>{{if .MorePrompts}}<p class="meta">… and {{.MorePrompts}} more, not listed.</p>{{end}}</details>{{end}}
 </section>
 <footer>
 <p>{{plural .Replies "reply" "replies"}}{{if .NoUsage}}, {{.NoUsage}} without usage{{end}}: input {{.Input}}, output {{.Output}} (reasoning {{.Reas}}), cache read {{.CacheRead}}, cache write {{.CacheWrite}} (1h {{.CacheWrite1h}}){{if .Priced}}; cost <span class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</span>{{end}}.</p>
