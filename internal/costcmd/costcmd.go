@@ -268,8 +268,11 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		if err = writeTable(out, g.By, order, total, g.tableWidth(io)); err == nil {
 			_, err = fmt.Fprintf(out, "prices: %s\n", tty.Line(prices))
 		}
+		if err == nil && (g.By == "day" || g.By == "week" || g.By == "month") {
+			_, err = fmt.Fprintf(out, "time zone: %s\n", g.zoneName(io))
+		}
 	case "json":
-		err = writeJSON(out, g.By, order, total, skip, prices)
+		err = writeJSON(out, g.By, order, total, skip, prices, g.zoneName(io))
 	case "html":
 		err = writeHTML(out, g.By, order, total, chart, skip, prices)
 	default:
@@ -285,6 +288,32 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		return exitcode.Findings, nil
 	}
 	return exitcode.OK, nil
+}
+
+// zoneName names the zone of days, weeks and months: --timezone's, else
+// the local one (TZ, else the system's /etc/localtime), for the report to
+// say.
+func (g *grammar) zoneName(io cli.IO) string {
+	if g.Timezone != "" {
+		return g.Timezone
+	}
+	if tz := strings.TrimPrefix(io.Getenv("TZ"), ":"); tz != "" {
+		return tz
+	}
+	if l, err := os.Readlink("/etc/localtime"); err == nil {
+		if _, z, ok := strings.Cut(l, "zoneinfo/"); ok {
+			return z
+		}
+	}
+	name, off := time.Now().In(g.loc).Zone()
+	return fmt.Sprintf("local (%s, UTC%+03d:%02d)", name, off/3600, abs(off%3600)/60)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // tableWidth is the width a table must fit: COLUMNS, else the terminal's

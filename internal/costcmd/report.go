@@ -270,14 +270,15 @@ func writeJSONL(w io.Writer, by string, rows []*row, total *row) error {
 }
 
 // writeJSON writes one object: the rows and the total.
-func writeJSON(w io.Writer, by string, rows []*row, total *row, skip skipped, prices string) error {
+func writeJSON(w io.Writer, by string, rows []*row, total *row, skip skipped, prices, zone string) error {
 	out := struct {
-		By      string         `json:"by"`
-		Rows    []rowJSON      `json:"rows"`
-		Total   rowJSON        `json:"total"`
-		Skipped map[string]int `json:"skipped"`
-		Prices  string         `json:"prices"` // where the prices came from
-	}{By: by, Rows: []rowJSON{}, Total: total.json(by, true), Skipped: skip.m(), Prices: prices}
+		By       string         `json:"by"`
+		Rows     []rowJSON      `json:"rows"`
+		Total    rowJSON        `json:"total"`
+		Skipped  map[string]int `json:"skipped"`
+		Prices   string         `json:"prices"`   // where the prices came from
+		Timezone string         `json:"timezone"` // of days, weeks and months
+	}{By: by, Rows: []rowJSON{}, Total: total.json(by, true), Skipped: skip.m(), Prices: prices, Timezone: zone}
 	for _, r := range rows {
 		out.Rows = append(out.Rows, r.json(by, false))
 	}
