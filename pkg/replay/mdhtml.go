@@ -14,6 +14,7 @@ import (
 // it does not know are paragraphs.
 func Markdown(text string) template.HTML {
 	var b strings.Builder
+	b.Grow(len(text) + len(text)/16 + 16)
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	var para []string
 	flush := func() {
@@ -173,7 +174,7 @@ func cells(t string) []string {
 // too (what follows is a suffix of what was searched): it is remembered, so
 // that a line of unmatched marks costs linear time, not quadratic.
 func inline(b *strings.Builder, s string) {
-	esc := template.HTMLEscapeString
+	esc := func(s string) string { var e strings.Builder; escapeTo(&e, s); return e.String() }
 	var noTicks [8]bool // no closing run of n+1 backticks
 	var noStrong, noEm [2]bool
 	noLink := false
@@ -184,12 +185,14 @@ func inline(b *strings.Builder, s string) {
 		return 1
 	}
 	for len(s) > 0 {
-		i := strings.IndexAny(s, "`*_[")
-		if i < 0 {
-			b.WriteString(esc(s))
+		i := 0
+		for i < len(s) && marks[s[i]] == 0 {
+			i++
+		}
+		escapeTo(b, s[:i])
+		if i == len(s) {
 			return
 		}
-		b.WriteString(esc(s[:i]))
 		s = s[i:]
 		switch c := s[0]; {
 		case c == '`':
@@ -250,6 +253,27 @@ func inline(b *strings.Builder, s string) {
 			s = s[1:]
 		}
 	}
+}
+
+// marks are the bytes inline looks at; entities, what escapeTo writes
+// for the bytes HTML gives a meaning to (as html/template does).
+var (
+	marks    = [256]byte{'`': 1, '*': 1, '_': 1, '[': 1}
+	entities = [256]string{'<': "&lt;", '>': "&gt;", '&': "&amp;", '"': "&#34;", '\'': "&#39;", 0: "\uFFFD"}
+)
+
+// escapeTo writes s with every byte HTML gives a meaning to escaped, in
+// one pass.
+func escapeTo(b *strings.Builder, s string) {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if e := entities[s[i]]; e != "" {
+			b.WriteString(s[start:i])
+			b.WriteString(e)
+			start = i + 1
+		}
+	}
+	b.WriteString(s[start:])
 }
 
 func isWord(c byte) bool {
