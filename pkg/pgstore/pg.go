@@ -353,19 +353,6 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 	case h.Cwd != string(cwd):
 		return fmt.Errorf("%w: session %s: its header's cwd is not the row's", store.ErrBadRow, id)
 	}
-	var bad struct {
-		seq           int64
-		child, parent string
-	}
-	err := tx.QueryRow(ctx, `SELECT c.seq, c.id, c.parent FROM panto_entries c
-		JOIN panto_entries e ON e.session = c.session AND e.id = c.parent
-		WHERE c.session = $1 AND e.seq >= c.seq LIMIT 1`, id).Scan(&bad.seq, &bad.child, &bad.parent)
-	switch {
-	case err == nil:
-		return fmt.Errorf("%w: session %s: entry %d (%s) has parent %s, itself or a later entry (a parent cycle)", store.ErrBadRow, id, bad.seq, bad.child, bad.parent)
-	case !errors.Is(err, pgx.ErrNoRows):
-		return p.fail("read session "+id, err)
-	}
 	bw := w.writer()
 	bw.Write(header)
 	bw.WriteByte('\n')
@@ -374,6 +361,11 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 		return p.fail("read session "+id, err)
 	}
 	defer rows.Close()
+	// The chain: a parent the session holds comes before its child. A
+	// parent not seen yet is pending until the session ends (it may be
+	// dangling, a warning of panto-fsck) or its id comes (a cycle).
+	seen := map[string]struct{}{}
+	pending := map[string]int64{}
 	for rows.Next() {
 		v := rows.RawValues() // binary: int8, text, text, bytea (the line itself)
 		line := v[3]
@@ -383,6 +375,19 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 		}
 		if err := checkRow(line, v[1], v[2]); err != nil {
 			return fmt.Errorf("%w: session %s: entry %d: %v", store.ErrBadRow, id, seq, err)
+		}
+		if len(v[2]) > 0 {
+			if _, ok := seen[string(v[2])]; !ok {
+				if _, ok := pending[string(v[2])]; !ok {
+					pending[string(v[2])] = seq
+				}
+			}
+		}
+		if len(v[1]) > 0 {
+			if child, ok := pending[string(v[1])]; ok {
+				return fmt.Errorf("%w: session %s: entry %d has parent %s, itself or a later entry (a parent cycle)", store.ErrBadRow, id, child, v[1])
+			}
+			seen[string(v[1])] = struct{}{}
 		}
 		bw.Write(line)
 		bw.WriteByte('\n')
