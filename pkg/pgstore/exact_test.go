@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -102,5 +103,26 @@ func TestMigrateToExact(t *testing.T) {
 	}
 	if v != SchemaVersion || string(cwd) != "/p" || agent != "claude" || oid != "abc" || string(provider) != "anthropic" || response != "resp_9" {
 		t.Fatalf("after the migration: %d %q %q %q %q %q", v, cwd, agent, oid, provider, response)
+	}
+}
+
+// TestSchemaTable: an emptied panto_schema is refused with a line that
+// says so (it said "no rows in result set"); of two rows the largest is
+// the version, whatever their order.
+func TestSchemaTable(t *testing.T) {
+	u := testDB(t)
+	ctx := context.Background()
+	p := open(t, u)
+	if _, err := p.conn.Exec(ctx, `DELETE FROM panto_schema`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, u); err == nil || !strings.Contains(err.Error(), "panto_schema holds no version") {
+		t.Fatalf("an empty panto_schema: %v", err)
+	}
+	if _, err := p.conn.Exec(ctx, `INSERT INTO panto_schema VALUES ($1), (1)`, SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, u); !errors.Is(err, store.ErrNewerVersion) || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("rows %d and 1: %v", SchemaVersion+1, err)
 	}
 }

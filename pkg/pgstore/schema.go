@@ -107,6 +107,10 @@ CREATE TABLE panto_cuts (
 );
 `
 
+// schemaVersion reads the schema's version: the largest row (a table of
+// two rows is read the same whatever their order), 0 for none.
+const schemaVersion = `SELECT coalesce(max(version), 0) FROM panto_schema`
+
 // schemaLock is the advisory lock that serializes the creation of the
 // schema by processes that find it missing at once.
 const schemaLock = 7262627001
@@ -115,7 +119,7 @@ const schemaLock = 7262627001
 // created on first use, refused when newer.
 func checkSchema(ctx context.Context, conn *pgx.Conn) error {
 	var v int
-	err := conn.QueryRow(ctx, `SELECT version FROM panto_schema`).Scan(&v)
+	err := conn.QueryRow(ctx, schemaVersion).Scan(&v)
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
@@ -125,6 +129,9 @@ func checkSchema(ctx context.Context, conn *pgx.Conn) error {
 		}
 	default:
 		return err
+	}
+	if v < 1 {
+		return errors.New("panto_schema holds no version (emptied by hand?): put back its row (nothing was changed)")
 	}
 	if v > SchemaVersion {
 		return fmt.Errorf("%w: the database's panto schema is version %d, newer than this panto's %d: use a newer panto (nothing was changed)", store.ErrNewerVersion, v, SchemaVersion)
@@ -143,7 +150,7 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 			return err
 		}
 		var v int
-		if err := tx.QueryRow(ctx, `SELECT version FROM panto_schema`).Scan(&v); err != nil {
+		if err := tx.QueryRow(ctx, schemaVersion).Scan(&v); err != nil {
 			return err
 		}
 		if v >= SchemaVersion { // another process did it meanwhile
@@ -170,7 +177,7 @@ func createSchema(ctx context.Context, conn *pgx.Conn) (int, error) {
 			return err
 		}
 		if exists { // another process made it meanwhile
-			return tx.QueryRow(ctx, `SELECT version FROM panto_schema`).Scan(&v)
+			return tx.QueryRow(ctx, schemaVersion).Scan(&v)
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE panto_schema (version integer NOT NULL)`+";"+schema); err != nil {
 			return err
