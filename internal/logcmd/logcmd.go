@@ -373,7 +373,7 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 		// What a row or a log says is escaped: a cwd that holds a
 		// terminal escape or a newline must neither reach the terminal
 		// raw nor forge a row.
-		cells = append(cells, tty.Line(id), fmtMinute.of(s.Created), fmtMinute.of(s.Modified), strconv.Itoa(s.Messages), s.Agent)
+		cells = append(cells, tty.Line(id), fmtMinute.of(s.Created), fmtMinute.of(s.Modified), strconv.Itoa(s.Messages), tty.Line(s.Agent))
 		if c.All {
 			cells = append(cells, tty.Line(s.Cwd))
 		}
