@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -376,7 +374,7 @@ func hasLineAt(r io.ReaderAt, size, off int64) (bool, error) {
 // leaves the database: a cut saved beside it starts with the first entry
 // the database holds beyond the file.
 func cutAside(path string, sh pgstore.Share) bool {
-	names, _ := filepath.Glob(globQuote(path) + ".cut-*")
+	names := filestore.Cuts(path)
 	for _, n := range names {
 		r, err := filestore.OpenRead(n)
 		if err != nil {
@@ -389,17 +387,6 @@ func cutAside(path string, sh pgstore.Share) bool {
 		}
 	}
 	return false
-}
-
-func globQuote(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // syncLog follows another agent's log: converted whole when it changed

@@ -73,7 +73,7 @@ func SaveAside(path string, r io.Reader) (name string, discard func(), err error
 // sameCut returns an earlier cut of path, other than name, that holds
 // exactly the bytes of name; "" when there is none.
 func sameCut(path, name string) string {
-	olds, _ := filepath.Glob(globEscape(path) + ".cut-*")
+	olds := Cuts(path)
 	fi, err := os.Stat(name)
 	if err != nil {
 		return ""
@@ -112,16 +112,26 @@ func sameBytes(a, b string) bool {
 	}
 }
 
-// globEscape quotes the characters filepath.Match treats specially.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`*?[\`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
+// Cuts returns the cuts saved beside path (its name followed by ".cut-"),
+// in the order of their names. The directory is read, not globbed: a name
+// holds any bytes, those that are not UTF-8 and glob's own characters
+// included.
+func Cuts(path string) []string {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
 	}
-	return b.String()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), base+".cut-") {
+			names = append(names, filepath.Join(dir, e.Name()))
+		}
+	}
+	return names
 }
 
 // Replace rewrites the file at path atomically: write fills a temporary

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 )
@@ -97,5 +98,26 @@ func TestReader(t *testing.T) {
 	}
 	if _, err := OpenRead(filepath.Join(dir, "none")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a missing file: %v", err)
+	}
+}
+
+// TestCuts: the cuts beside a file are found whatever bytes its name holds
+// (glob's own characters, bytes that are not UTF-8), and only its own.
+func TestCuts(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a[1]*?\xff.jsonl", "plain.jsonl"} {
+		path := filepath.Join(dir, name)
+		want := []string{path + ".cut-20261201T000000Z", path + ".cut-20261201T000001Z"}
+		for _, n := range append([]string{path, path + "x.cut-other", path + ".cutnot"}, want...) {
+			if err := os.WriteFile(n, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := Cuts(path); !slices.Equal(got, want) {
+			t.Errorf("Cuts(%q) = %q, want %q", path, got, want)
+		}
+	}
+	if got := Cuts(filepath.Join(dir, "none", "x.jsonl")); got != nil {
+		t.Errorf("Cuts of a missing directory = %q", got)
 	}
 }
