@@ -481,7 +481,7 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 <div class="meta"><span class="role">{{if .Internal}}agent's own message{{else}}{{.Role}}{{end}}</span>{{if .Time}}<time>{{.Time}}</time>{{end}}{{if .Stamp}}<span class="stamp">{{.Stamp}}</span>{{end}}{{if .StampChange}}<span class="change">model changed from {{.StampChange}}</span>{{end}}{{if .Stop}}<span>stop: {{.Stop}}</span>{{end}}<span>id {{.ID}}</span></div>
 {{range .Blocks}}{{if eq .Kind "text"}}<div class="text">{{.Text}}</div>
 {{else if eq .Kind "md"}}<div class="md">{{.HTML}}</div>
-{{else if eq .Kind "internal"}}<details class="internal"><summary>Claude Code's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{.Text}}</pre></details>
+{{else if eq .Kind "internal"}}<details class="internal"><summary>The agent's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{.Text}}</pre></details>
 {{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking ({{plural .Lines "line" "lines"}}{{if .Signature}}, signed{{end}})</summary><pre>{{.Text}}</pre></details>
 {{else if eq .Kind "redacted"}}<p class="meta">Redacted thinking ({{.Lines}} bytes, kept to be sent back)</p>
 {{else if eq .Kind "call"}}<div class="tool"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span></div>

@@ -111,17 +111,42 @@ func (t *Titles) Line(line []byte) {
 var internalTags = []string{"command-name", "command-message", "command-args", "local-command-stdout",
 	"local-command-stderr", "local-command-caveat", "system-reminder", "user-prompt-submit-hook"}
 
-// Internal says whether text is one of Claude Code's internal messages (a
-// slash command, its output, a caveat, a reminder), not the user's words:
-// it starts with one of their tags.
+// Internal says whether text is one of the agent's own messages, written
+// in the user's place, not the user's words: Claude Code's (a slash
+// command, its output, a caveat, a reminder: it starts with one of their
+// tags), Codex's (its context and instructions: a text that is wholly one
+// element, <environment_context>…</environment_context>, or the AGENTS.md
+// it was given).
 func Internal(text string) bool {
-	s := strings.TrimLeftFunc(text, unicode.IsSpace)
+	s := strings.TrimSpace(text)
 	for _, tag := range internalTags {
 		if strings.HasPrefix(s, "<"+tag+">") {
 			return true
 		}
 	}
+	if strings.HasPrefix(s, "# AGENTS.md instructions for ") {
+		return true
+	}
+	if tag := leadingTag(s); tag != "" && strings.HasSuffix(s, "</"+tag+">") {
+		return true
+	}
 	return false
+}
+
+// leadingTag is the name of the tag s starts with (<name>, lowercase
+// letters, "_" and "-"), "" when none.
+func leadingTag(s string) string {
+	if !strings.HasPrefix(s, "<") {
+		return ""
+	}
+	i := 1
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] == '_' || s[i] == '-') {
+		i++
+	}
+	if i == 1 || i >= len(s) || s[i] != '>' {
+		return ""
+	}
+	return s[1:i]
 }
 
 // PromptTitle makes a title of a prompt: Claude Code's internal tags and
