@@ -14,8 +14,10 @@ import (
 // block after a "<!-- runnable" comment, in order, in one bash from the
 // repository's root (as a fresh clone has it), with a home, caches and
 // sessions of its own so that nothing of the user's is read or written.
-// The first block builds the commands (scripts/demo) and puts them on
-// PATH: an example that needs a step the README does not give fails.
+// The first block builds the commands (scripts/demo); its other line,
+// ./scripts/test, is the command that runs this test, and is left out.
+// The next puts them on PATH: an example that needs a step the README
+// does not give fails.
 func TestReadme(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the commands")
@@ -24,8 +26,13 @@ func TestReadme(t *testing.T) {
 		t.Skip("no bash")
 	}
 	blocks := runnable(t, "README.md")
-	if len(blocks) < 2 {
-		t.Fatalf("README.md has %d runnable blocks, want the set-up and the turn by hand", len(blocks))
+	if len(blocks) < 3 {
+		t.Fatalf("README.md has %d runnable blocks, want the set-up, the PATH and the turn by hand", len(blocks))
+	}
+	setup := blocks[0]
+	blocks[0] = strings.Replace(setup, "./scripts/test ", "# ./scripts/test ", 1)
+	if blocks[0] == setup || !strings.HasPrefix(setup, "./scripts/demo ") {
+		t.Fatalf("README.md's first block is not ./scripts/demo then ./scripts/test:\n%s", setup)
 	}
 	home := t.TempDir()
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", strings.Join(blocks, "\n"))
