@@ -93,14 +93,33 @@ func waitAgree(t *testing.T, env []string, url string, within time.Duration) {
 // follower is a panto-log push --follow (or import --follow) child.
 type followerProc struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
+}
+
+// lockedBuffer is a child's stderr, read by the test while the child
+// still writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func startFollower(t *testing.T, env []string, args ...string) *followerProc {
 	t.Helper()
 	cmd := exec.Command("panto-log", args...)
 	cmd.Env = env
-	f := &followerProc{cmd: cmd, stderr: &bytes.Buffer{}}
+	f := &followerProc{cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = f.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -130,8 +149,9 @@ func TestFollowFaults(t *testing.T) {
 		files[i] = filepath.Join(base, fmt.Sprintf("--proj%d--", i), fmt.Sprintf("w%d.jsonl", i))
 		sh(t, env, followPair, "panto-log", "append", "-q", "--provider", "p", "--model", "m", files[i])
 	}
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 22))
-	t.Logf("seed %d", time.Now().UnixNano())
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 22))
+	t.Logf("seed %d", seed)
 
 	var wg sync.WaitGroup
 	done := make(chan struct{})
