@@ -1,6 +1,7 @@
 // Package tty makes strings that came from a log, a database row or a file
 // name safe to show on a terminal: control characters (C0, DEL, C1) and
-// bytes that are not UTF-8 are written as Go-style escapes, so a cwd, a
+// bytes that are not UTF-8 are written as Go-style escapes (and so are the
+// bidirectional overrides and isolates, which reorder a line), so a cwd, a
 // model name or a reply's text can neither move the cursor, set a window
 // title, write the clipboard (OSC 52) nor forge a line of a table. Every
 // human-readable output goes through it; JSON and the session bytes
@@ -38,7 +39,7 @@ func escape(s string, text bool) string {
 			break
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || r >= 0x80 && r < 0xa0 {
+		if r == utf8.RuneError && n == 1 || r >= 0x80 && r < 0xa0 || bidi(r) {
 			break
 		}
 		i += n
@@ -71,7 +72,7 @@ func escape(s string, text bool) string {
 			switch {
 			case r == utf8.RuneError && n == 1: // not UTF-8: the byte itself
 				b = appendHex(append(b, `\x`...), uint64(c), 2)
-			case r < 0xa0: // C1
+			case r < 0xa0 || bidi(r): // C1, and the marks that reorder text
 				b = appendHex(append(b, `\u`...), uint64(r), 4)
 			default:
 				b = append(b, s[i:i+n]...)
@@ -80,6 +81,14 @@ func escape(s string, text bool) string {
 		}
 	}
 	return string(b)
+}
+
+// bidi reports whether r is a bidirectional mark, embedding, override or
+// isolate: shown raw, it reorders what follows on the line, so a title can
+// make a cell (or the next cell) read as something else ("Trojan Source").
+func bidi(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f ||
+		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
 func appendHex(b []byte, v uint64, width int) []byte {

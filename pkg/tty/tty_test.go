@@ -23,6 +23,11 @@ func TestLineAndText(t *testing.T) {
 		{"\xff\xfe", `\xff\xfe`, `\xff\xfe`},
 		{"end\xe2\x82", `end\xe2\x82`, `end\xe2\x82`}, // a torn rune
 		{`back\slash`, `back\slash`, `back\slash`},
+		// bidi overrides and isolates reorder the rest of a line (a title
+		// reading "abc\u202Efdp.exe" shows as "abcexe.pdf"): escaped too
+		{"abc\u202efdp.exe", `abc\u202efdp.exe`, `abc\u202efdp.exe`},
+		{"\u2066x\u2069 \u200f\u061c", `\u2066x\u2069 \u200f\u061c`, `\u2066x\u2069 \u200f\u061c`},
+		{"\u2065\u202f\u200d", "\u2065\u202f\u200d", "\u2065\u202f\u200d"}, // neighbours stay
 	}
 	for _, tt := range tests {
 		if got := Line(tt.in); got != tt.line {
