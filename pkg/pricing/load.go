@@ -441,8 +441,13 @@ func liteModesOf(p *Prices, v gjson.Result) string {
 // maxFile bounds a pricing file: LiteLLM's whole table is a few MB.
 const maxFile = 64 << 20
 
-// readFile reads a pricing file: never a FIFO, socket or directory (the
-// read would block or fail late), and at most maxFile bytes (/dev/zero).
+// ErrNotRegular is the error for a pricing file that is no regular file: a
+// FIFO or socket would be waited on, a device (/dev/zero) read forever or
+// as nothing (/dev/null), a directory not read at all.
+var ErrNotRegular = errors.New("not a regular file")
+
+// readFile reads a pricing file: only a regular file (ErrNotRegular), and
+// at most maxFile bytes.
 func readFile(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO opens without a writer
 	if err != nil {
@@ -453,8 +458,8 @@ func readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m := fi.Mode(); m&(fs.ModeNamedPipe|fs.ModeSocket) != 0 || m.IsDir() {
-		return nil, fmt.Errorf("%s: not a file (a %s)", path, kindOf(m))
+	if m := fi.Mode(); !m.IsRegular() {
+		return nil, fmt.Errorf("%s: %w (a %s)", path, ErrNotRegular, kindOf(m))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
 	if err != nil {
@@ -466,12 +471,19 @@ func readFile(path string) ([]byte, error) {
 	return b, nil
 }
 
+// kindOf names what a file that is not regular is.
 func kindOf(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "directory"
 	case m&fs.ModeNamedPipe != 0:
 		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
 	}
-	return "socket"
+	return "file of no regular kind"
 }

@@ -105,6 +105,9 @@ func Open(file string, only bool, getenv func(string) string, warn func(string))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, exitcode.Usagef("%v: give a models.toml", err)
 		}
+		if errors.Is(err, ErrNotRegular) {
+			return nil, exitcode.Usagef("pricing %v: give a models.toml or LiteLLM JSON file", err)
+		}
 		return nil, exitcode.Usagef("pricing %v: fix the file", err)
 	}
 	if table == nil { // none at the XDG place
