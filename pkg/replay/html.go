@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/panto-dev/panto/pkg/pricing"
 	"github.com/panto-dev/panto/pkg/session"
@@ -109,7 +110,7 @@ func (s *Session) toolResults(path []int32) (map[string]int32, error) {
 		}
 	}
 	err := s.EachLine(answers, func(i int32, line []byte) error {
-		gjson.GetBytes(s.Log.Nodes[i].Message(line), "content").ForEach(func(_, b gjson.Result) bool {
+		gjson.Get(asString(s.Log.Nodes[i].Message(line)), "content").ForEach(func(_, b gjson.Result) bool {
 			if b.Get("type").Str == "toolResult" {
 				if id := b.Get("toolUseId").Str; out[id] == 0 {
 					out[strings.Clone(id)] = i + 1 // a copy: the key must not keep the message alive
@@ -248,7 +249,7 @@ func pretty(in string) string {
 // view is what the page shows of message m of node i.
 func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown map[string]bool, prices pricing.Table, stamp *string, total *totals) (*messageView, error) {
 	n := s.Log.Nodes[i]
-	msg := gjson.ParseBytes(m)
+	msg := gjson.Parse(asString(m)) // no copy of a message that may be a 200 MB tool result
 	v := &messageView{ID: s.Log.ID(i), Role: n.Role.String()}
 	if ts := gjson.GetBytes(line, "timestamp").Str; ts != "" {
 		v.Time = clean(ts)
@@ -386,6 +387,33 @@ func internalTag(t string) string {
 	return ""
 }
 
+// pieces cuts a text into pieces of at most pieceMax bytes, at character
+// boundaries, for the page to escape and write one at a time: a template
+// prints a value through a buffer of its size, and a tool's result can be
+// hundreds of megabytes.
+func pieces(t string) []string {
+	out := make([]string, 0, len(t)/pieceMax+1)
+	for len(t) > pieceMax {
+		k := pieceMax
+		for k > 0 && !utf8.RuneStart(t[k]) {
+			k--
+		}
+		if k == 0 { // no character starts in the piece: cut anyway
+			k = pieceMax
+		}
+		out = append(out, t[:k])
+		t = t[k:]
+	}
+	return append(out, t)
+}
+
+const pieceMax = 64 << 10
+
+// asString is b as a string, without a copy: for reading a line read back
+// within the call that has it (what the page keeps past the call is
+// copied: ids with strings.Clone, titles and stamps built anew).
+func asString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // resultOf reads the result of tool call id from node j.
 func (s *Session) resultOf(j int32, id string) *blockView {
 	m, err := s.Message(j)
@@ -393,7 +421,7 @@ func (s *Session) resultOf(j int32, id string) *blockView {
 		return nil
 	}
 	var r *blockView
-	gjson.GetBytes(m, "content").ForEach(func(_, b gjson.Result) bool {
+	gjson.Get(asString(m), "content").ForEach(func(_, b gjson.Result) bool {
 		if b.Get("type").Str == "toolResult" && b.Get("toolUseId").Str == id {
 			t := clean(b.Get("content").Str)
 			r = &blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines}
@@ -405,6 +433,7 @@ func (s *Session) resultOf(j int32, id string) *blockView {
 }
 
 var pageTemplates = template.Must(template.New("page").Funcs(template.FuncMap{
+	"pieces": pieces,
 	"plural": func(n int, one, many string) string {
 		if n == 1 {
 			return fmt.Sprintf("%d %s", n, one)
@@ -479,16 +508,16 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 <main>
 {{end}}{{define "message"}}<article class="{{.Role}}{{if .Internal}} internal{{end}}" id="e-{{.ID}}">
 <div class="meta"><span class="role">{{if .Internal}}agent's own message{{else}}{{.Role}}{{end}}</span>{{if .Time}}<time>{{.Time}}</time>{{end}}{{if .Stamp}}<span class="stamp">{{.Stamp}}</span>{{end}}{{if .StampChange}}<span class="change">model changed from {{.StampChange}}</span>{{end}}{{if .Stop}}<span>stop: {{.Stop}}</span>{{end}}<span>id {{.ID}}</span></div>
-{{range .Blocks}}{{if eq .Kind "text"}}<div class="text">{{.Text}}</div>
+{{range .Blocks}}{{if eq .Kind "text"}}<div class="text">{{range pieces .Text}}{{.}}{{end}}</div>
 {{else if eq .Kind "md"}}<div class="md">{{.HTML}}</div>
-{{else if eq .Kind "internal"}}<details class="internal"><summary>The agent's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{.Text}}</pre></details>
-{{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking ({{plural .Lines "line" "lines"}}{{if .Signature}}, signed{{end}})</summary><pre>{{.Text}}</pre></details>
+{{else if eq .Kind "internal"}}<details class="internal"><summary>The agent's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>
+{{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking ({{plural .Lines "line" "lines"}}{{if .Signature}}, signed{{end}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>
 {{else if eq .Kind "redacted"}}<p class="meta">Redacted thinking ({{.Lines}} bytes, kept to be sent back)</p>
 {{else if eq .Kind "call"}}<div class="tool"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span></div>
-{{if .Fold}}<details><summary>Input ({{plural .Lines "line" "lines"}})</summary><pre>{{.Text}}</pre></details>{{else}}<pre>{{.Text}}</pre>{{end}}
-{{with .Result}}<div class="result">{{if .Fold}}<details><summary>Result ({{plural .Lines "line" "lines"}})</summary><pre>{{.Text}}</pre></details>{{else}}<div class="meta">Result</div><pre>{{.Text}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}
+{{if .Fold}}<details><summary>Input ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}
+{{with .Result}}<div class="result">{{if .Fold}}<details><summary>Result ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<div class="meta">Result</div><pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}
 </div>
-{{else if eq .Kind "result"}}<div class="tool result"><div class="meta">Result of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{.Text}}</pre></details>{{else}}<pre>{{.Text}}</pre>{{end}}</div>
+{{else if eq .Kind "result"}}<div class="tool result"><div class="meta">Result of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>
 {{end}}{{end}}{{if .Usage}}<div class="usage">{{range .Usage}}<span>{{.Name}} <b>{{.Value}}</b></span>{{end}}{{if .Cost}}<span>cost <b{{if .CostUnknown}} class="unknown"{{end}}>{{.Cost}}</b></span>{{end}}</div>
 {{else if .Cost}}<div class="meta unknown">cost {{.Cost}}</div>
 {{end}}</article>

@@ -1,12 +1,16 @@
 package replay
 
 import (
+	"bufio"
 	"bytes"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/panto-dev/panto/pkg/pricing"
 )
@@ -92,4 +96,86 @@ func TestHTMLEscapes(t *testing.T) {
 	if n := strings.Count(page, "&lt;script&gt;alert(1)&lt;/script&gt;"); n < 6 {
 		t.Errorf("the attack shows as text %d times, want it in the cwd, the prompt, the thinking, the text, the tool name and the result", n)
 	}
+}
+
+// TestPieces: a text is cut into pieces of at most pieceMax bytes that
+// join back to it, never inside a character.
+func TestPieces(t *testing.T) {
+	for _, in := range []string{"", "a", strings.Repeat("a", pieceMax), strings.Repeat("a", pieceMax+1),
+		strings.Repeat("é", pieceMax), "a" + strings.Repeat("😀", pieceMax/2), strings.Repeat("\x80", 3*pieceMax)} {
+		got := pieces(in)
+		if strings.Join(got, "") != in {
+			t.Fatalf("%d bytes: pieces do not join back", len(in))
+		}
+		for _, p := range got {
+			if len(p) > pieceMax || utf8.ValidString(in) && !utf8.ValidString(p) {
+				t.Fatalf("%d bytes: a piece of %d bytes (valid %v)", len(in), len(p), utf8.ValidString(p))
+			}
+		}
+	}
+}
+
+// TestHugeToolResult: a page and a transcript of a session with a tool
+// result of 24 MiB show all of it, and hold it about once at a time: the
+// message is read without copies (gjson over the line read back, not a
+// copy of it), the text escaped and written piece by piece, and the line
+// not read ahead while the call beside its result is shown. Before, a page
+// allocated over 8 times the line.
+func TestHugeToolResult(t *testing.T) {
+	const huge = 24 << 20
+	var b bytes.Buffer
+	b.WriteString(`{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/"}` + "\n")
+	b.WriteString(`{"type":"message","id":"a","parentId":null,"timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"cat it"}]}}` + "\n")
+	b.WriteString(`{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[{"type":"toolUse","id":"t1","name":"bash","input":"{}"}],"provider":"p","model":"m","stopReason":"toolUse"}}` + "\n")
+	b.WriteString(`{"type":"message","id":"c","parentId":"b","timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"toolResult","toolUseId":"t1","content":"` + strings.Repeat("x", huge) + `"}]}}` + "\n")
+	b.WriteString(`{"type":"message","id":"d","parentId":"c","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"provider":"p","model":"m","stopReason":"stop"}}` + "\n")
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := Open(f, int64(b.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Log.Path(s.Log.Leaf())
+	for _, tc := range []struct {
+		name  string
+		write func(w io.Writer) error
+		reads int // how many times the line is read back
+	}{
+		{"html", func(w io.Writer) error { return s.WriteHTML(w, p, HTMLOptions{}) }, 3}, // its result's id, beside its call, in its turn
+		{"markdown", func(w io.Writer) error { return s.WriteMarkdown(w, p) }, 1},
+	} {
+		x := &countX{}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		w := bufio.NewWriter(x)
+		err := tc.write(w)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.n < huge || x.n > huge+100 {
+			t.Errorf("%s: shows %d x of the %d of the result", tc.name, x.n, huge)
+		}
+		if alloc, limit := after.TotalAlloc-before.TotalAlloc, uint64(tc.reads*huge+huge/2); alloc > limit {
+			t.Errorf("%s: allocated %d MiB for a line of %d MiB, want under %d MiB", tc.name, alloc>>20, huge>>20, limit>>20)
+		}
+	}
+}
+
+// countX counts the x written to it.
+type countX struct{ n int }
+
+func (c *countX) Write(p []byte) (int, error) {
+	c.n += bytes.Count(p, []byte("x"))
+	return len(p), nil
 }

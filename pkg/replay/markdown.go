@@ -28,8 +28,7 @@ func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
 			}
 			continue
 		}
-		var b strings.Builder
-		msg := gjson.ParseBytes(m)
+		msg := gjson.Parse(asString(m)) // no copy of a message that may be a 200 MB tool result
 		n := s.Log.Nodes[i]
 		head := "## " + n.Role.String()
 		if n.Role == session.User {
@@ -46,24 +45,29 @@ func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
 				head += " · " + usageText(u)
 			}
 		}
-		fmt.Fprintf(&b, "%s\n\n", tty.Line(head))
+		// Written piece by piece, never into one string first: a text can be
+		// as large as the line.
+		p := pieceWriter{w: w}
+		p.put(tty.Line(head), "\n\n")
 		msg.Get("content").ForEach(func(_, c gjson.Result) bool {
 			switch c.Get("type").Str {
 			case "text":
-				fmt.Fprintf(&b, "%s\n\n", tty.Text(c.Get("text").Str))
+				p.put(tty.Text(c.Get("text").Str), "\n\n")
 			case "thinking":
-				fmt.Fprintf(&b, "<details><summary>thinking</summary>\n\n%s\n\n</details>\n\n", tty.Text(c.Get("thinking").Str))
+				p.put("<details><summary>thinking</summary>\n\n", tty.Text(c.Get("thinking").Str), "\n\n</details>\n\n")
 			case "redactedThinking":
-				b.WriteString("*(redacted thinking)*\n\n")
+				p.put("*(redacted thinking)*\n\n")
 			case "toolUse":
-				fmt.Fprintf(&b, "**tool call** `%s` (%s)\n\n%s\n\n", tty.Line(c.Get("name").Str), tty.Line(c.Get("id").Str), fence(tty.Text(c.Get("input").Str), "json"))
+				p.put("**tool call** `", tty.Line(c.Get("name").Str), "` (", tty.Line(c.Get("id").Str), ")\n\n")
+				p.fence(tty.Text(c.Get("input").Str), "json")
 			case "toolResult":
-				fmt.Fprintf(&b, "**tool result** (%s)\n\n%s\n\n", tty.Line(c.Get("toolUseId").Str), fence(tty.Text(c.Get("content").Str), ""))
+				p.put("**tool result** (", tty.Line(c.Get("toolUseId").Str), ")\n\n")
+				p.fence(tty.Text(c.Get("content").Str), "")
 			}
-			return true
+			return p.err == nil
 		})
-		if _, err := io.WriteString(w, b.String()); err != nil {
-			return err
+		if p.err != nil {
+			return p.err
 		}
 	}
 	return nil
@@ -91,8 +95,23 @@ func usageText(u gjson.Result) string {
 	return strings.Join(parts, ", ")
 }
 
-// fence wraps text in a code fence longer than any run of backticks in it.
-func fence(text, lang string) string {
+// pieceWriter writes strings to w until the first error, which it keeps.
+type pieceWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (p *pieceWriter) put(ss ...string) {
+	for _, s := range ss {
+		if p.err == nil {
+			_, p.err = io.WriteString(p.w, s)
+		}
+	}
+}
+
+// fence writes text in a code fence longer than any run of backticks in
+// it, and a blank line after.
+func (p *pieceWriter) fence(text, lang string) {
 	n := 3
 	for run, i := 0, 0; i < len(text); i++ {
 		if text[i] == '`' {
@@ -103,5 +122,5 @@ func fence(text, lang string) string {
 		}
 	}
 	f := strings.Repeat("`", n)
-	return f + lang + "\n" + strings.TrimSuffix(text, "\n") + "\n" + f
+	p.put(f, lang, "\n", strings.TrimSuffix(text, "\n"), "\n", f, "\n\n")
 }

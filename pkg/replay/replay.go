@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/panto-dev/panto/pkg/rawjson"
@@ -67,13 +69,30 @@ func (s *Session) EachLine(path []int32, fn func(i int32, line []byte) error) er
 	if len(blocks) == 0 {
 		return nil
 	}
-	if len(blocks) == 1 { // most sessions: one read, no goroutines
-		b := blocks[0]
-		buf := make([]byte, b.size)
-		if err := s.readBlock(buf, b); err != nil {
-			return err
+	if len(blocks) == 1 || slices.ContainsFunc(blocks, func(b block) bool { return b.size > hugeBlock }) {
+		// Most sessions: one read, no goroutines. A path with a huge line
+		// is read one block at a time too: a block read ahead would be a
+		// second copy of a line as large as hundreds of megabytes while fn
+		// works on the first.
+		var buf []byte
+		for _, b := range blocks {
+			if int64(cap(buf)) < b.size {
+				buf = nil // let the smaller one go before the larger is made
+				buf = make([]byte, b.size)
+			}
+			buf = buf[:b.size]
+			if err := s.readBlock(buf, b); err != nil {
+				return err
+			}
+			if err := s.eachIn(path[b.first:b.end], buf, b.off, fn); err != nil {
+				return err
+			}
+			if b.size > hugeBlock {
+				buf = nil
+				runtime.GC() // give its memory back before the next huge line is read
+			}
 		}
-		return s.eachIn(path[b.first:b.end], buf, b.off, fn)
+		return nil
 	}
 	const ahead = 4
 	free := make(chan []byte, ahead)
@@ -125,6 +144,9 @@ type block struct {
 	off, size  int64
 	first, end int
 }
+
+// hugeBlock is the size above which a block is read alone (see EachLine).
+const hugeBlock = 32 << 20
 
 // blockSize is the least a block reads.
 const blockSize = 2 << 20

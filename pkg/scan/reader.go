@@ -112,23 +112,28 @@ func MessageLines(r io.Reader, fn func(n int, line []byte) error) error {
 	}
 }
 
-// lineLen is the length of the line that starts at off, to its "\n"
-// included, found by reading the file section ahead from from in small
-// steps; 0 when the source is no file section.
+// lineLen is the length of the line that starts at offset r.off, to its
+// "\n" included, when its first from-r.off bytes are read already; 0 when
+// the source is no file section.
 func (r *Reader) lineLen(from int64) int {
 	if r.sec == nil {
 		return 0
 	}
-	start := r.off
+	return int(from - r.off + restOfLine(r.sec, from-r.base))
+}
+
+// restOfLine is the number of bytes of sec from at to the next "\n",
+// included (to the end when there is none), read ahead in small steps.
+func restOfLine(sec *io.SectionReader, at int64) int64 {
 	var buf [64 << 10]byte
-	for at := from - r.base; ; {
-		k, err := r.sec.ReadAt(buf[:], at)
+	for start := at; ; {
+		k, err := sec.ReadAt(buf[:], at)
 		if i := bytes.IndexByte(buf[:k], '\n'); i >= 0 {
-			return int(at + int64(i) + 1 - (start - r.base))
+			return at + int64(i) + 1 - start
 		}
 		at += int64(k)
 		if err != nil || k == 0 {
-			return int(at - (start - r.base))
+			return at - start
 		}
 	}
 }

@@ -429,6 +429,7 @@ func (ch *chunk) classify(opt *ScanOptions) {
 // produce cuts the input into chunks of whole lines (a line longer than a
 // chunk makes a longer chunk: there is no line-length limit).
 func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit <-chan struct{}) {
+	sec, _ := r.(*io.SectionReader)
 	defer close(work)
 	defer close(ordered)
 	var carry []byte
@@ -456,7 +457,16 @@ func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit 
 			if err != nil || bytes.IndexByte(buf[len(buf)-k:], '\n') >= 0 { // the carry holds no newline
 				break
 			}
-			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)] // a long line: grow
+			// A long line: grow once to hold the rest of it and a chunk
+			// after, when the source is a file section that can be read
+			// ahead (growing by doubling leaves up to 4× the line behind).
+			more := int64(cap(buf))
+			if sec != nil {
+				more = restOfLine(sec, base+int64(len(buf))) + chunkSize
+			}
+			grown := make([]byte, len(buf), int64(len(buf))+more)
+			copy(grown, buf)
+			buf = grown
 		}
 		ch := &chunk{base: base, lines: lines, text: text, hashes: hashes, done: make(chan struct{})}
 		switch {

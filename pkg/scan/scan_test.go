@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -319,5 +322,48 @@ func TestReaderLongLinesOfASection(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("base %d: %v, want %v", base, got, want)
 		}
+	}
+}
+
+// TestScanHugeLines: a file of lines far longer than a chunk scans to the
+// entries a line-by-line reading finds, and each huge line is held once:
+// the chunk that holds it is sized by reading ahead to its end, not grown
+// by doubling (which allocated about 3× the line, and left it behind).
+func TestScanHugeLines(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // the parallel scan
+	const huge = 24 << 20
+	var b bytes.Buffer
+	b.WriteString(`{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/"}` + "\n")
+	parent := "null"
+	for i, n := range []int{10, huge, 100, huge + 12345, chunkSize - 200, 3 * chunkSize} {
+		fmt.Fprintf(&b, `{"type":"message","id":"e%d","parentId":%s,"timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"%s"}]}}`+"\n", i, parent, bytes.Repeat([]byte{'a' + byte(i)}, n))
+		parent = fmt.Sprintf(`"e%d"`, i)
+	}
+	b.WriteString(`{"type":"message","id":"torn","parentId":"e5","message":{"role":"user","content":"` + strings.Repeat("z", huge))
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want, err := Scan(bytes.NewReader(b.Bytes()), ScanOptions{}) // no Size: the line reader
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := Scan(io.NewSectionReader(f, 0, int64(b.Len())), ScanOptions{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Nodes) != 6 || !got.Torn() || fmt.Sprint(got.Nodes) != fmt.Sprint(want.Nodes) || got.Good != want.Good {
+		t.Fatalf("parallel scan: %d entries, torn %v, good %d; line reader: %d entries, good %d", len(got.Nodes), got.Torn(), got.Good, len(want.Nodes), want.Good)
+	}
+	if alloc, limit := after.TotalAlloc-before.TotalAlloc, uint64(3*huge*3/2); alloc > limit {
+		t.Errorf("scanning 3 lines of %d MiB allocated %d MiB, want under %d MiB", huge>>20, alloc>>20, limit>>20)
 	}
 }
