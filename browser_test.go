@@ -48,6 +48,29 @@ func browse(t *testing.T, page string, flags ...string) string {
 	return out.String()
 }
 
+// console loads the page in Chromium with its log on stderr and returns
+// the DOM and every message the page wrote to its console (a script's, a
+// blocked script's or style's, a failed load): a page of panto has none.
+func console(t *testing.T, page string) (dom string, msgs []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0", "--dump-dom", "file://" + page}
+	cmd := exec.CommandContext(ctx, chromium(t), args...)
+	cmd.Dir = t.TempDir()
+	var out, errw bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errw
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v: %s", err, errw.String())
+	}
+	for _, l := range strings.Split(errw.String(), "\n") {
+		if strings.Contains(l, ":CONSOLE") {
+			msgs = append(msgs, l)
+		}
+	}
+	return out.String(), msgs
+}
+
 // artifact is where a screenshot is kept for people to look at: under
 // $PANTO_ARTIFACTS (scripts/test sets ./artifacts), else the system's
 // temporary directory.
@@ -123,6 +146,53 @@ func TestBrowserTranscriptLayout(t *testing.T) {
 	}
 	browse(t, p, "--window-size=1280,1600", "--screenshot="+artifact(t, "transcript_markdown_1280.png"))
 	browse(t, p, "--window-size=390,1600", "--screenshot="+artifact(t, "transcript_markdown_390.png"))
+}
+
+// TestBrowserSubagents: a Claude Code session's page nests each subagent's
+// conversation, folded, under the Task call that started it (from its
+// subagents/ file, its progress lines, its sidechain lines), the
+// subagent's markup shown as text; the page writes nothing to the
+// browser's console (no script ran or was blocked, nothing failed).
+func TestBrowserSubagents(t *testing.T) {
+	chromium(t)
+	prices := filepath.Join(t.TempDir(), "models.toml")
+	if err := os.WriteFile(prices, []byte("[anthropic.\"m\"]\ninput = 1\noutput = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := page(t, replaycmd.Run, "--format", "html", "--pricing", prices, "pkg/agents/testdata/subagents/p/0a9a8045-53e9-44b1-83fb-aafc6e1f4f0b.jsonl")
+	dom, msgs := console(t, p)
+	if len(msgs) > 0 {
+		t.Errorf("the page wrote to the console:\n%s", strings.Join(msgs, "\n"))
+	}
+	// The DOM as the browser built it: each call's block holds its result
+	// and then its subagent, whose messages are articles inside it.
+	calls := strings.Split(dom, "<b>Tool call</b> <code>Task</code>")
+	if len(calls) != 4 {
+		t.Fatalf("%d Task calls on the page, want 3", len(calls)-1)
+	}
+	for i, want := range [][]string{
+		{"toolu_F", `<details class="subagent"><summary>The subagent's conversation (agent <code>a1</code>): 2 messages, 1 reply`, `<div class="subagent-body">`, "<article class=\"assistant\"", "Found 3 tests: &lt;script&gt;alert(1)&lt;/script&gt; is text.", "agent-a1.jsonl"},
+		{"toolu_P", "(agent <code>p1</code>): 3 messages, 2 replies", "<code>Bash</code>", "42 total", "There are <strong>42</strong> lines."},
+		{"toolu_S", "The subagent's conversation: 2 messages, 1 reply", "The docs are fine.", "sidechain lines"},
+	} {
+		part := calls[i+1]
+		if j := strings.Index(part, "</details>\n</div>"); j >= 0 {
+			part = part[:j] // this call's block, to the end of its subagent
+		}
+		for _, w := range want {
+			if !strings.Contains(part, w) {
+				t.Errorf("call %d (%s): its block lacks %q", i+1, want[0], w)
+			}
+		}
+	}
+	if !strings.Contains(dom, `<dd class="subagents">3 conversations (under their calls), 4 replies, cost $0.000238; with the session's, $0.000336</dd>`) {
+		t.Error("the summary does not count the subagents")
+	}
+	if strings.Contains(dom, "<script") || strings.Contains(dom, "Something else") {
+		t.Error("a subagent's markup became the page's, or a file no call names is shown")
+	}
+	browse(t, p, "--window-size=1280,1400", "--screenshot="+artifact(t, "transcript_subagents_1280.png"))
+	browse(t, p, "--window-size=390,1400", "--screenshot="+artifact(t, "transcript_subagents_390.png"))
 }
 
 // TestBrowserCostLayout: the cost report at a desktop's and a phone's

@@ -94,7 +94,8 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		return 0, err
 	}
 	defer closeFn()
-	r, size, left, err := foreign(io, r, size, label)
+	src, srcSize := r, size // the log as given, for its subagents
+	r, size, left, f, err := foreign(io, r, size, label)
 	if err != nil {
 		return 0, err
 	}
@@ -161,6 +162,9 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		if from != "" {
 			o.Prices, o.PricesFrom = prices, from
 		}
+		if f == agents.Claude {
+			o.Subagents = subagents(io, agents.Source{Path: label, R: src, Size: srcSize})
+		}
 		err = s.WriteHTML(out, path, o)
 	case "entries":
 		err = s.EachLine(path, func(_ int32, line []byte) error {
@@ -189,22 +193,22 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 // foreign turns another agent's log into the panto session it becomes (in
 // a temporary file), so that it replays as one, and says how many of its
 // lines the reader left out; a log in no known format is an error.
-func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderAt, int64, int, error) {
+func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderAt, int64, int, agents.Format, error) {
 	f, err := agents.Sniff(r, size)
 	switch {
 	case err != nil:
-		return nil, 0, 0, exitcode.Failuref("read %s: %v", label, err)
+		return nil, 0, 0, f, exitcode.Failuref("read %s: %v", label, err)
 	case f == agents.Panto:
-		return r, size, 0, nil
+		return r, size, 0, f, nil
 	case f == agents.Unknown:
-		return nil, 0, 0, exitcode.Findingsf("%s: %v", label, agents.ErrNotALog)
+		return nil, 0, 0, f, exitcode.Findingsf("%s: %v", label, agents.ErrNotALog)
 	}
 	tmp, n, st, err := agents.Convert(agents.Source{Path: label, R: r, Size: size}, f)
 	switch {
 	case errors.Is(err, agents.ErrNotALog):
-		return nil, 0, 0, exitcode.Findingsf("%s: %v", label, err)
+		return nil, 0, 0, f, exitcode.Findingsf("%s: %v", label, err)
 	case err != nil:
-		return nil, 0, 0, exitcode.Failuref("read %s: %v", label, err)
+		return nil, 0, 0, f, exitcode.Failuref("read %s: %v", label, err)
 	}
 	if k := len(st.Corrupt); k > 0 {
 		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): skipped, the rest read", label, k, st.Corrupt[0])
@@ -216,7 +220,38 @@ func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderA
 	if st.Torn > 0 {
 		left++
 	}
-	return tmp, n, left, nil // the file goes with the process
+	return tmp, n, left, f, nil // the file goes with the process
+}
+
+// subagents reads the subagents of a Claude Code log (agents.ClaudeSubagents
+// says how each is tied to its call), each as the panto session it
+// becomes, for the page to nest under their calls. One that does not read
+// is a warning, and the page goes on without it.
+func subagents(io cli.IO, src agents.Source) map[string]replay.Subagent {
+	subs, err := agents.ClaudeSubagents(src)
+	if err != nil {
+		cli.Warnf(io.Stderr, name, "%s: its subagents: %v: not shown", src.Path, err)
+		return nil
+	}
+	out := map[string]replay.Subagent{}
+	for _, sub := range subs {
+		tmp, n, _, err := agents.Convert(agents.Source{Path: sub.From, R: bytes.NewReader(sub.Log), Size: int64(len(sub.Log))}, agents.Claude)
+		if err != nil {
+			cli.Warnf(io.Stderr, name, "%s: the subagent of tool call %s (%s): %v: not shown", src.Path, sub.ToolUseID, sub.From, err)
+			continue
+		}
+		s, err := replay.Open(tmp, n)
+		if err != nil {
+			cli.Warnf(io.Stderr, name, "%s: the subagent of tool call %s (%s): %v: not shown", src.Path, sub.ToolUseID, sub.From, err)
+			continue
+		}
+		var path []int32
+		if leaf, _ := s.Leaf(""); leaf >= 0 {
+			path = s.Log.Path(leaf)
+		}
+		out[sub.ToolUseID] = replay.Subagent{Agent: sub.AgentID, From: sub.From, Session: s, Path: path}
+	}
+	return out
 }
 
 // warn reports on stderr what the reader skipped, and returns 1 when a

@@ -24,6 +24,18 @@ type HTMLOptions struct {
 	Branch     string        // the leaf asked for, when not the current one
 	Generator  string        // what made the page, for its footer
 	PricesFrom string        // where Prices came from, said under the total (pricing.Set.String)
+	// Subagents are the conversations tool calls started, by the call's
+	// id: each is shown folded under its call, with its cost.
+	Subagents map[string]Subagent
+}
+
+// A Subagent is a conversation that a tool call started (a Claude Code
+// Task): its session and the path of it shown.
+type Subagent struct {
+	Agent   string // its agent's id, when known
+	From    string // where it was read, said under it
+	Session *Session
+	Path    []int32
 }
 
 // PageCSP forbids every script, every fetch and every frame: a transcript
@@ -54,7 +66,7 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	if err := pageTemplates.ExecuteTemplate(w, "head", page); err != nil {
 		return err
 	}
-	total := totals{Cost: pricing.Zero()}
+	total := totals{Cost: pricing.Zero(), SubCost: pricing.Zero()}
 	total.Title, _, total.Agent = session.TitleOf(s.r, math.MaxInt64) // an import's own title, or the first prompt
 	total.Title, total.Agent = clean(total.Title), clean(total.Agent)
 	shown := map[string]bool{} // tool results already shown beside their calls
@@ -69,6 +81,9 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 		}
 		v, err := s.view(i, line, n.Message(line), results, shown, o.Prices, &stamp, &total)
 		if err != nil || v == nil {
+			return err
+		}
+		if err := nestSubagents(v, o, &total); err != nil {
 			return err
 		}
 		if v.Role == "user" {
@@ -97,6 +112,76 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	total.Generator = o.Generator
 	total.PricesFrom = clean(o.PricesFrom)
 	return pageTemplates.ExecuteTemplate(w, "foot", total)
+}
+
+// nestSubagents puts under each tool call of v that started a subagent
+// that subagent's conversation, rendered, and counts it in the total.
+func nestSubagents(v *messageView, o HTMLOptions, total *totals) error {
+	for k := range v.Blocks {
+		b := &v.Blocks[k]
+		sub, ok := o.Subagents[b.ID]
+		if b.Kind != "call" || !ok || sub.Session == nil {
+			continue
+		}
+		sv, t, err := sub.render(o.Prices)
+		if err != nil {
+			return err
+		}
+		b.Sub = sv
+		total.Subagents++
+		total.SubReplies += t.Replies
+		if !t.Cost.Known {
+			total.SubCost.Known = false
+		}
+		if err := total.SubCost.Add(t.Cost); err != nil {
+			total.SubCost.Known = false
+		}
+	}
+	return nil
+}
+
+// render writes the subagent's conversation as the page's messages, and
+// says its totals.
+func (sub Subagent) render(prices pricing.Table) (*subagentView, totals, error) {
+	s := sub.Session
+	t := totals{Cost: pricing.Zero()}
+	results, err := s.toolResults(sub.Path)
+	if err != nil {
+		return nil, t, err
+	}
+	shown := map[string]bool{}
+	var stamp string
+	var b strings.Builder
+	sv := &subagentView{Agent: clean(sub.Agent), From: clean(sub.From)}
+	err = s.EachLine(sub.Path, func(i int32, line []byte) error {
+		n := &s.Log.Nodes[i]
+		if n.Kind != session.KindMessage {
+			return nil
+		}
+		v, err := s.view(i, line, n.Message(line), results, shown, prices, &stamp, &t)
+		if err != nil || v == nil {
+			return err
+		}
+		sv.Messages++
+		return pageTemplates.ExecuteTemplate(&b, "message", v)
+	})
+	if err != nil {
+		return nil, t, err
+	}
+	sv.HTML = template.HTML(b.String()) // the message template escaped every byte of it
+	sv.Replies = t.Replies
+	if prices != nil {
+		sv.Cost = t.CostText()
+	}
+	return sv, t, nil
+}
+
+// subagentView is what a page shows of a subagent under its call.
+type subagentView struct {
+	Agent, From       string
+	Messages, Replies int
+	Cost              string // "" when not priced
+	HTML              template.HTML
 }
 
 // toolResults finds, on the path, the message that answers each tool call
@@ -163,8 +248,9 @@ type blockView struct {
 	Name, ID  string
 	Lines     int
 	Fold      bool
-	Result    *blockView // a call's result, shown beside it
-	Missing   bool       // a call with no result on the path
+	Result    *blockView    // a call's result, shown beside it
+	Missing   bool          // a call with no result on the path
+	Sub       *subagentView // the subagent a call started
 	Signature bool
 }
 
@@ -184,6 +270,11 @@ type totals struct {
 	Prompts        []promptItem // the table of contents: the first tocMax prompts
 	MorePrompts    int
 	InternalFolded int
+
+	// The subagents nested under their calls: how many, their replies
+	// and their cost (beside the path's, which is Cost).
+	Subagents, SubReplies int
+	SubCost               pricing.Cost
 }
 
 type promptItem struct{ ID, Time, Title string }
@@ -224,6 +315,21 @@ func (t totals) CostText() string {
 		return "$" + pricing.USD(t.Cost.Pico)
 	}
 	return "≥ $" + pricing.USD(t.Cost.Pico) + " (some prices or usage unknown)"
+}
+
+// SubCostText is the subagents' cost, as CostText.
+func (t totals) SubCostText() string { return totals{Cost: t.SubCost}.CostText() }
+
+// AllCostText is the cost of the path and its subagents together.
+func (t totals) AllCostText() string {
+	all := t.Cost
+	if err := all.Add(t.SubCost); err != nil {
+		all.Known = false
+	}
+	if !t.SubCost.Known {
+		all.Known = false
+	}
+	return totals{Cost: all}.CostText()
 }
 
 // clean makes text valid UTF-8 for the page: an invalid byte shows as
@@ -489,6 +595,9 @@ article.assistant { background: var(--asst); }
 details > summary { cursor: pointer; color: var(--muted); font-size: .85rem; }
 .tool { border-left: 3px solid var(--line); background: var(--tool); padding: .3rem .6rem; margin: .4rem 0; border-radius: 4px; }
 .tool .result { margin-top: .3rem; }
+details.subagent { margin-top: .4rem; border-left: 3px solid var(--muted); padding-left: .5rem; }
+details.subagent > summary { color: var(--fg); }
+.subagent-body article { margin: .5rem 0; }
 .unknown { color: var(--warn); }
 footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--line); font-size: .85rem; color: var(--muted); }
 .usage { display: flex; flex-wrap: wrap; gap: .1rem .9rem; font-size: .85rem; margin-top: .3rem; }
@@ -515,7 +624,10 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{else if eq .Kind "redacted"}}<p class="meta">Redacted thinking ({{.Lines}} bytes, kept to be sent back)</p>
 {{else if eq .Kind "call"}}<div class="tool"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span></div>
 {{if .Fold}}<details><summary>Input ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}
-{{with .Result}}<div class="result">{{if .Fold}}<details><summary>Result ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<div class="meta">Result</div><pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}
+{{with .Result}}<div class="result">{{if .Fold}}<details><summary>Result ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<div class="meta">Result</div><pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}{{with .Sub}}
+<details class="subagent"><summary>The subagent's conversation{{if .Agent}} (agent <code>{{.Agent}}</code>){{end}}: {{plural .Messages "message" "messages"}}, {{plural .Replies "reply" "replies"}}{{if .Cost}}, cost {{.Cost}}{{end}}</summary>
+<div class="subagent-body">
+{{.HTML}}</div>{{if .From}}<p class="meta">Read from {{.From}}.</p>{{end}}</details>{{end}}
 </div>
 {{else if eq .Kind "result"}}<div class="tool result"><div class="meta">Result of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>
 {{end}}{{end}}{{if .Usage}}<div class="usage">{{range .Usage}}<span>{{.Name}} <b>{{.Value}}</b></span>{{end}}{{if .Cost}}<span>cost <b{{if .CostUnknown}} class="unknown"{{end}}>{{.Cost}}</b></span>{{end}}</div>
@@ -529,7 +641,8 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{if .Models}}<dt>Models</dt><dd>{{range $i, $m := .Models}}{{if $i}}, {{end}}<code>{{$m}}</code>{{end}}</dd>{{end}}
 {{if .Span}}<dt>When</dt><dd>{{.Span}}{{with .Duration}} ({{.}}){{end}}</dd>{{end}}
 <dt>Turns</dt><dd>{{plural .PromptCount "prompt" "prompts"}}, {{plural .Replies "reply" "replies"}}{{if .InternalFolded}}; {{.InternalFolded}} of the agent's own messages folded{{end}}</dd>
-{{if .Priced}}<dt>Cost</dt><dd class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</dd>{{end}}
+{{if .Priced}}<dt>Cost</dt><dd class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</dd>{{end}}{{if .Subagents}}
+<dt>Subagents</dt><dd class="subagents">{{plural .Subagents "conversation" "conversations"}} (under their calls), {{plural .SubReplies "reply" "replies"}}{{if .Priced}}, cost {{.SubCostText}}; with the session's, {{.AllCostText}}{{end}}</dd>{{end}}
 </dl>
 {{if gt .PromptCount 1}}<details class="toc"{{if le .PromptCount 12}} open{{end}}><summary>The prompts ({{.PromptCount}})</summary><ol>{{range .Prompts}}<li><a href="#e-{{.ID}}">{{.Title}}</a>{{if .Time}} <span class="meta">{{.Time}}</span>{{end}}</li>{{end}}</ol>{{if .MorePrompts}}<p class="meta">… and {{.MorePrompts}} more, not listed.</p>{{end}}</details>{{end}}
 </section>
