@@ -217,6 +217,9 @@ func compactionView(id string, line []byte) *messageView {
 		return nil
 	}
 	note := fmt.Sprintf("Compacted (%d tokens before): from here on the model is sent this summary, then the messages from %s on.", e.Get("tokensBefore").Int(), e.Get("firstKeptEntryId").Str)
+	if e.Get("firstKeptEntryId").Str == "" {
+		note = fmt.Sprintf("Compacted (%d tokens before): from here on the model is sent this summary, then the messages after it.", e.Get("tokensBefore").Int())
+	}
 	return &messageView{ID: clean(id), Role: "compaction", Time: clean(e.Get("timestamp").Str),
 		Blocks: []blockView{{Kind: "text", Text: clean(note)}, {Kind: "text", Text: clean(e.Get("summary").Str)}}}
 }

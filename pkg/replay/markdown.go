@@ -81,7 +81,11 @@ func (s *Session) markdownCompaction(w io.Writer, i int32) error {
 	if c == nil || err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "## compaction · %d tokens before · kept from %s\n\n%s\n\n", c.TokensBefore, c.FirstKeptEntryID, c.Summary)
+	kept := "kept from " + c.FirstKeptEntryID
+	if c.FirstKeptEntryID == "" {
+		kept = "nothing before it kept"
+	}
+	_, err = fmt.Fprintf(w, "## compaction · %d tokens before · %s\n\n%s\n\n", c.TokensBefore, kept, c.Summary)
 	return err
 }
 
