@@ -203,6 +203,10 @@ type Entry struct {
 	// reader was asked for replies only.
 	Body []byte
 	Kind string // a kept entry's type
+	// keepsNothing says that a compaction entry keeps no entry before it
+	// (no firstKeptEntryId): the tool calls open at it are answered before
+	// it, not after, since the model is never sent them again.
+	keepsNothing bool
 }
 
 // Reply is a billed response, counted by the agents' rules: one per
@@ -521,6 +525,9 @@ var (
 // so a conversion is fsck-clean and can be sent to a provider.
 func (c *converter) answer(e *Entry) error {
 	open := c.open[e.ParentID]
+	if e.Role == "" && e.keepsNothing && open != nil {
+		return c.interrupted(e, open)
+	}
 	if e.Role == "" { // a kept entry: the calls stay open past it
 		if open != nil {
 			c.open[e.ID] = open
@@ -547,25 +554,9 @@ func (c *converter) answer(e *Entry) error {
 		return nil
 	}
 	if open != nil {
-		b := []byte(`{"role":"user","content":[`)
-		for i, id := range open.ids {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"type":"toolResult","toolUseId":`...)
-			b = rawjson.AppendString(b, id)
-			b = append(b, `,"content":`...)
-			b = rawjson.AppendString(b, Interrupted)
-			b = append(b, `,"synthetic":true}`...)
-		}
-		b = append(b, "]}"...)
-		syn := Entry{Line: e.Line, ID: c.id("interrupted\x00" + e.ParentID), ParentID: e.ParentID, Timestamp: e.Timestamp,
-			Role: "user", Provider: open.provider, Model: open.model, Body: b}
-		c.stats.add("interrupted tool calls answered", len(open.ids))
-		if err := c.entry(&syn); err != nil {
+		if err := c.interrupted(e, open); err != nil {
 			return err
 		}
-		e.ParentID = syn.ID
 	}
 	if e.Role == "assistant" && bytes.Contains(e.Body, toolUseBlock) {
 		var made calls
@@ -580,6 +571,31 @@ func (c *converter) answer(e *Entry) error {
 			c.open[e.ID] = &made
 		}
 	}
+	return nil
+}
+
+// interrupted writes, before e, an entry that answers the open calls with
+// Interrupted results, and hangs e off it.
+func (c *converter) interrupted(e *Entry, open *calls) error {
+	b := []byte(`{"role":"user","content":[`)
+	for i, id := range open.ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"toolResult","toolUseId":`...)
+		b = rawjson.AppendString(b, id)
+		b = append(b, `,"content":`...)
+		b = rawjson.AppendString(b, Interrupted)
+		b = append(b, `,"synthetic":true}`...)
+	}
+	b = append(b, "]}"...)
+	syn := Entry{Line: e.Line, ID: c.id("interrupted\x00" + e.ParentID), ParentID: e.ParentID, Timestamp: e.Timestamp,
+		Role: "user", Provider: open.provider, Model: open.model, Body: b}
+	c.stats.add("interrupted tool calls answered", len(open.ids))
+	if err := c.entry(&syn); err != nil {
+		return err
+	}
+	e.ParentID = syn.ID
 	return nil
 }
 
@@ -606,6 +622,34 @@ func (c *converter) kept(agent string, raw []byte) []byte {
 	b = append(b, raw...)
 	c.buf = b
 	return b
+}
+
+// compaction makes e the compaction entry (SPEC §13) of an agent's
+// compaction: its summary, the entry it keeps from ("" none: the summary
+// starts the conversation the model is sent), the tokens its context held
+// before (<0: unknown), and the source line, whole, as a kept entry keeps it.
+func (c *converter) compaction(e *Entry, agent string, raw []byte, summary, kept string, tokens int64) {
+	e.Role, e.Kind, e.keepsNothing = "", "compaction", kept == ""
+	c.stats.add(agent+" compactions", 1)
+	if !c.opt.Content {
+		return
+	}
+	b := append(c.buf[:0], `"summary":`...)
+	b = rawjson.AppendString(b, summary)
+	if kept != "" {
+		b = append(b, `,"firstKeptEntryId":`...)
+		b = rawjson.AppendString(b, kept)
+	}
+	if tokens >= 0 {
+		b = append(b, `,"tokensBefore":`...)
+		b = strconv.AppendInt(b, tokens, 10)
+	}
+	b = append(b, `,"agent":`...)
+	b = rawjson.AppendString(b, agent)
+	b = append(b, `,"line":`...)
+	b = append(b, raw...)
+	c.buf = b
+	e.Body = b
 }
 
 // newLines reads a source's lines from its start, with a buffer of the

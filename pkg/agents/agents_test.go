@@ -187,6 +187,10 @@ func fuzz(f *testing.F, format Format, seeds ...string) {
 	f.Fuzz(func(t *testing.T, name string, b []byte) { checkNamed(t, name, b, format) })
 }
 
-func FuzzClaude(f *testing.F) { fuzz(f, Claude, "claude.jsonl") }
-func FuzzCodex(f *testing.F)  { fuzz(f, Codex, "codex.jsonl", "codex-fork.jsonl") }
-func FuzzPi(f *testing.F)     { fuzz(f, Pi, "pi3.jsonl", "pi1.jsonl") }
+func FuzzClaude(f *testing.F) { fuzz(f, Claude, "claude.jsonl", "claude-compact.jsonl") }
+func FuzzCodex(f *testing.F) {
+	fuzz(f, Codex, "codex.jsonl", "codex-fork.jsonl", "codex-compact.jsonl", "codex-compact-local.jsonl")
+}
+func FuzzPi(f *testing.F) {
+	fuzz(f, Pi, "pi3.jsonl", "pi1.jsonl", "pi-compact.jsonl", "pi1-compact.jsonl")
+}

@@ -45,6 +45,7 @@ type cline struct {
 	typ, uuid, parent, ts, sessionID, cwd, agentID, req string
 	msg                                                 bool // a message (or a progress line's) was there
 	progress                                            bool // it is a subagent's, from a progress line
+	compactSummary                                      bool // a user line that is a compaction's summary
 	// The message's fields.
 	role, id, model, stop string
 	usage, content        []byte // raw JSON
@@ -93,6 +94,8 @@ func readCline(raw []byte) (cline, bool) {
 			l.cwd = view(v)
 		case "agentId":
 			l.agentID = view(v)
+		case "isCompactSummary":
+			l.compactSummary = string(v) == "true"
 		case "requestId":
 			if !l.progress {
 				l.req = view(v)
@@ -349,6 +352,7 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 	// of the next: every answered call is answered on the path.
 	results := map[string]string{} // a response's entry id → its last result's
 	respOf := map[string]string{}  // a response's or result's entry id → the response's
+	boundary := map[string]int64{} // a compact_boundary's uuid → the tokens before it (-1 unknown)
 	lr := c.newLines()
 	var copyBuf []byte
 	for {
@@ -416,6 +420,22 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 			if err := c.emit(&c.e); err != nil {
 				return err
 			}
+		case l.typ == "user" && l.msg && l.compactSummary:
+			// Claude Code's compaction: a compact_boundary, then this summary,
+			// from which on the model is sent the summary and what follows it
+			// (nothing before the boundary is kept).
+			parent := parentOf(l.parent)
+			id := c.id(l.uuid + "\x00" + c.at(n))
+			ids[strings.Clone(l.uuid)] = id
+			tokens, ok := boundary[l.parent]
+			if !ok {
+				tokens = -1
+			}
+			c.e = Entry{Line: n, ID: id, ParentID: parent, Timestamp: ts}
+			c.compaction(&c.e, "claude", raw, c.claudeText(l.content), "", tokens)
+			if err := c.emit(&c.e); err != nil {
+				return err
+			}
 		case l.typ == "user" && l.msg:
 			parent := parentOf(l.parent)
 			id := c.id(l.uuid + "\x00" + c.at(n))
@@ -450,6 +470,18 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response,
 			c.stats.add(l.typ+" lines not imported", 1)
 		default:
 			parent := parentOf(l.parent)
+			if l.typ == "system" && gjson.GetBytes(raw, "subtype").Str == "compact_boundary" {
+				// A new root in Claude Code's tree; its logical parent is where
+				// the conversation was.
+				if id, ok := ids[gjson.GetBytes(raw, "logicalParentUuid").Str]; ok && l.parent == "" {
+					parent = id
+				}
+				t := gjson.GetBytes(raw, "compactMetadata.preTokens")
+				boundary[strings.Clone(l.uuid)] = -1
+				if t.Type == gjson.Number {
+					boundary[l.uuid] = t.Int()
+				}
+			}
 			id := c.id(l.uuid + "\x00" + c.at(n))
 			if l.uuid != "" {
 				ids[strings.Clone(l.uuid)] = id
@@ -520,6 +552,22 @@ func (c *converter) claudeBlock(b []byte, blk gjson.Result, nb *int) []byte {
 		c.stats.add(typ+" blocks kept as text", 1)
 		return appendBlock(b, "text", "text", rawjson.AppendString(nil, "["+typ+"] "+blk.Raw))
 	}
+}
+
+// claudeText is a message's content as text: the string, or its text
+// blocks, a line apart.
+func (c *converter) claudeText(content []byte) string {
+	if rawjson.IsString(content) {
+		return rawjson.Str(content)
+	}
+	var parts []string
+	gjson.ParseBytes(content).ForEach(func(_, blk gjson.Result) bool {
+		if blk.Get("type").Str == "text" {
+			parts = append(parts, blk.Get("text").Str)
+		}
+		return true
+	})
+	return strings.Join(parts, "\n")
 }
 
 // resultText is a tool result's content as one string: its text, and a

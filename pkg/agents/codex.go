@@ -64,10 +64,15 @@ type codexState struct {
 	replaying       bool
 	forkTime        time.Time
 	at              string // where the line being read is (converter.at)
+	context         int64  // the tokens of the last request and its reply: a compaction's tokensBefore (-1 unknown)
+	// copying says that the items read are a compaction's replacement
+	// history: no new turn, no usage of their own.
+	copying bool
+	systems map[string]bool // the system messages written, by their content blocks
 }
 
 func (c *converter) codex() error {
-	s := codexState{provider: "openai", model: "unknown"}
+	s := codexState{provider: "openai", model: "unknown", context: -1, systems: map[string]bool{}}
 	lr := c.newLines()
 	for {
 		n, _, raw, err := c.line(lr)
@@ -202,6 +207,8 @@ func (c *converter) codexLine(s *codexState, n int, ts, typ string, p gjson.Resu
 		}
 	case "response_item":
 		return c.responseItem(s, n, ts, p, raw)
+	case "compacted":
+		return c.compacted(s, n, ts, p, raw)
 	default:
 		c.stats.add("codex."+typ+" entries kept", 1)
 		return c.queueKept(s, n, ts, "codex."+typ, raw)
@@ -221,6 +228,9 @@ func (c *converter) tokenCount(s *codexState, info gjson.Result) error {
 		return nil
 	}
 	total := readTokens(info.Get("total_token_usage"))
+	if last := info.Get("last_token_usage"); last.IsObject() {
+		s.context = last.Get("input_tokens").Int() + last.Get("output_tokens").Int()
+	}
 	var d tokens
 	switch {
 	case s.replaying:
@@ -285,14 +295,26 @@ func (c *converter) responseItem(s *codexState, n int, ts string, p gjson.Result
 		case "assistant":
 			e = s.reply(n, ts)
 		case "user":
-			if err := c.flush(s, nil); err != nil { // a new turn: what waits has no usage coming
-				return err
+			if !s.copying {
+				if err := c.flush(s, nil); err != nil { // a new turn: what waits has no usage coming
+					return err
+				}
 			}
 			e = s.user(n, ts, false)
 		default: // developer, system
 			e = &pending{at: s.at, e: Entry{Line: n, Timestamp: ts, Role: "system"}}
 			s.queue = append(s.queue, e)
 		}
+		defer func() {
+			if role != "user" && role != "assistant" {
+				if s.copying && s.systems[string(e.blocks)] {
+					s.queue = s.queue[:len(s.queue)-1] // on the path already: kept
+					c.stats.add("replacement history system messages on the path already", 1)
+					return
+				}
+				s.systems[string(e.blocks)] = true
+			}
+		}()
 		for _, v := range parts {
 			b = b[:0]
 			switch v.Get("type").Str {
@@ -309,7 +331,11 @@ func (c *converter) responseItem(s *codexState, n int, ts string, p gjson.Result
 			}
 			e.add(b)
 		}
-		c.stats.add(role+" messages", 1)
+		if s.copying {
+			c.stats.add(role+" messages of a replacement history", 1)
+		} else {
+			c.stats.add(role+" messages", 1)
+		}
 	case "reasoning":
 		e := s.reply(n, ts)
 		var text []string
@@ -376,6 +402,55 @@ func (c *converter) responseItem(s *codexState, n int, ts string, p gjson.Result
 		return c.queueKept(s, n, ts, "codex."+it, raw)
 	}
 	return nil
+}
+
+// compacted is a Codex compaction. What Codex sends after it is its
+// replacement history when it has one (the system and user messages it
+// keeps, and the summary: a message, or an encrypted item of OpenAI's),
+// else its initial context, the user's recent prompts and the summary.
+// It becomes a compaction entry that keeps nothing (the system messages
+// before it are sent still), followed by the messages of the replacement
+// history the path does not hold: its user messages but the summary, its
+// system messages that differ from those already written. Other items
+// (the encrypted summary, a reply) are in the entry's line only.
+func (c *converter) compacted(s *codexState, n int, ts string, p gjson.Result, raw []byte) error {
+	summary := p.Get("message").Str
+	history := p.Get("replacement_history")
+	if summary == "" {
+		history.ForEach(func(_, it gjson.Result) bool {
+			if it.Get("type").Str == "compaction" {
+				summary = CodexEncrypted
+			}
+			return summary == ""
+		})
+	}
+	e := Entry{Line: n, Timestamp: ts}
+	c.compaction(&e, "codex", raw, summary, "", s.context)
+	e.Body = bytes.Clone(e.Body)
+	s.queue = append(s.queue, &pending{at: s.at, e: e})
+	at, k := s.at, 0
+	s.copying = true
+	defer func() { s.at, s.copying = at, false }()
+	var err error
+	history.ForEach(func(_, it gjson.Result) bool {
+		k++
+		role := it.Get("role").Str
+		if it.Get("type").Str != "message" || role == "assistant" {
+			c.stats.add("replacement history items kept in their compaction", 1)
+			return true
+		}
+		if role == "user" && summary != "" {
+			var text []string
+			it.Get("content").ForEach(func(_, v gjson.Result) bool { text = append(text, v.Get("text").Str); return true })
+			if strings.HasSuffix(strings.TrimSpace(strings.Join(text, "\n")), strings.TrimSpace(summary)) {
+				return true // the summary itself: the compaction entry's
+			}
+		}
+		s.at = at + "\x00replacement\x00" + strconv.Itoa(k)
+		err = c.responseItem(s, n, ts, it, nil)
+		return err == nil
+	})
+	return err
 }
 
 // dataURLText names an image given as a data: URL (or a link).
@@ -458,3 +533,8 @@ func billed(tier string) string {
 	}
 	return tier
 }
+
+// CodexEncrypted is the summary of a Codex compaction made on OpenAI's
+// side: its summary is an encrypted item of the replacement history, which
+// only OpenAI reads (the entry's line keeps it).
+const CodexEncrypted = "[Codex compacted the conversation on OpenAI's side: its summary is encrypted, readable by OpenAI alone]"

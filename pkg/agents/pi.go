@@ -20,6 +20,9 @@ func (c *converter) pi() error {
 	provider, model := c.piFirstStamp()
 	lr := c.newLines()
 	ids := map[string]string{} // pi id → entry id
+	// The entry ids by the index of their object in the file, the header
+	// 0: what a version 1 compaction's firstKeptEntryIndex counts.
+	var byIndex []string
 	for {
 		n, _, raw, err := c.line(lr)
 		if errors.Is(err, io.EOF) {
@@ -28,6 +31,7 @@ func (c *converter) pi() error {
 		if err != nil {
 			return err
 		}
+		byIndex = append(byIndex, "")
 		l := gjson.Parse(str(raw))
 		typ := l.Get("type").Str
 		ts := stamp(l.Get("timestamp").Str)
@@ -64,6 +68,7 @@ func (c *converter) pi() error {
 		if own != "" {
 			ids[strings.Clone(own)] = id
 		}
+		byIndex[len(byIndex)-1] = id
 		c.e = Entry{Line: n, ID: id, ParentID: parent, Timestamp: ts}
 		e := &c.e
 		msg := l.Get("message")
@@ -82,6 +87,26 @@ func (c *converter) pi() error {
 		case typ == "message" && role == "custom":
 			e.Role = "user"
 			e.Provider, e.Model = provider, model
+		case typ == "compaction":
+			// What pi sends after it: its summary, then the entries of the
+			// path from firstKeptEntryId (version 1: the entry at
+			// firstKeptEntryIndex) up to it, then what follows it. One that
+			// names no earlier entry keeps nothing.
+			kept := ""
+			if k := l.Get("firstKeptEntryId"); k.Type == gjson.String && ids[k.Str] != id {
+				kept = ids[k.Str]
+			} else if k := l.Get("firstKeptEntryIndex"); k.Type == gjson.Number && k.Int() > 0 && k.Int() < int64(len(byIndex)-1) {
+				kept = byIndex[k.Int()]
+			}
+			tokens := int64(-1)
+			if t := l.Get("tokensBefore"); t.Type == gjson.Number {
+				tokens = t.Int()
+			}
+			c.compaction(e, "pi", raw, l.Get("summary").Str, kept, tokens)
+			if err := c.emit(e); err != nil {
+				return err
+			}
+			continue
 		default:
 			if p, m := l.Get("provider").Str, l.Get("modelId").Str; typ == "model_change" && p != "" && m != "" {
 				provider, model = strings.Clone(p), strings.Clone(m)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/panto-dev/panto/pkg/fsck"
 	"github.com/panto-dev/panto/pkg/replay"
 )
 
@@ -65,8 +66,11 @@ func TestRealLogs(t *testing.T) {
 		if open := got.unanswered(); len(open) > 0 {
 			t.Errorf("%s: %d tool calls unanswered on the path (%s…)", name, len(open), open[0])
 		}
-		if len(got.fsck) > 0 {
-			t.Errorf("%s: the conversion is not fsck-clean: %+v", name, got.fsck[0])
+		for _, f := range got.fsck {
+			if f.Severity != fsck.Info { // a compaction that keeps nothing is noted, and clean
+				t.Errorf("%s: the conversion is not fsck-clean: %+v", name, f)
+				break
+			}
 		}
 		if last := strings.TrimSpace(lastReplyText(b, f)); last != "" && !got.onPath(last[:min(60, len(last))]) {
 			t.Errorf("%s: the log's last reply %.40q is not on the replayed path", name, last)
