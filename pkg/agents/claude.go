@@ -215,7 +215,6 @@ func (c *converter) claude() error {
 	h.Origin.Agent = "claude"
 	resps := map[string]*response{}
 	var order []*response
-	firstModel := ""
 	old := false // lines of the old shape were met
 	lr := c.newLines()
 	for {
@@ -275,9 +274,6 @@ func (c *converter) claude() error {
 		if r.model != l.model {
 			r.model = strings.Clone(l.model)
 		}
-		if firstModel == "" && !Unbilled(r.model) {
-			firstModel = r.model
-		}
 	}
 	if h.Origin.ID == "" {
 		h.Origin.ID = strings.TrimSuffix(filepath.Base(c.src.Path), ".jsonl")
@@ -307,7 +303,7 @@ func (c *converter) claude() error {
 		}
 		return nil
 	}
-	return c.claudeEntries(resps, order, firstModel)
+	return c.claudeEntries(resps, order)
 }
 
 // claudeReply reads a message's stop reason and usage, by the one reader
@@ -331,14 +327,19 @@ func claudeReply(stop string, usage []byte) Reply {
 
 // claudeEntries is the second pass: one entry per message, a response's
 // copies joined at its first.
-func (c *converter) claudeEntries(resps map[string]*response, order []*response, model string) error {
+//
+// A prompt is stamped with the model of the reply before it: what the log
+// says up to its line (the first prompts, "unknown": Claude Code names the
+// model only in its replies). An entry is made of the lines up to it and
+// never of a later one, so the conversion of a log that grows only grows,
+// and a log imported while Claude Code writes it is imported again by
+// appending (a response still streaming more copies aside, SPEC §11).
+func (c *converter) claudeEntries(resps map[string]*response, order []*response) error {
 	byOff := make(map[int64]*response, len(order)) // a line may hold several objects
 	for _, r := range order {
 		byOff[r.off] = r
 	}
-	if model == "" {
-		model = "unknown"
-	}
+	model := "unknown"
 	ids := map[string]string{} // source uuid → entry id
 	parentOf := func(p string) string {
 		if id, ok := ids[p]; ok {

@@ -17,7 +17,7 @@ import (
 // that field is not read.
 
 func (c *converter) pi() error {
-	provider, model := c.piFirstStamp()
+	provider, model := "unknown", "unknown" // until the header or a model_change names them
 	lr := c.newLines()
 	ids := map[string]string{} // pi id → entry id
 	// The entry ids by the index of their object in the file, the header
@@ -131,27 +131,6 @@ func (c *converter) pi() error {
 		return ErrNotALog
 	}
 	return nil
-}
-
-// piFirstStamp returns the provider and model of the first reply: the
-// stamp of the user entries before it, when the header names none.
-func (c *converter) piFirstStamp() (string, string) {
-	defer func() { c.stats.Corrupt, c.stats.Torn = c.stats.Corrupt[:0], 0 }() // the real pass counts them
-	lr := c.newLines()
-	for {
-		_, _, raw, err := c.line(lr)
-		if err != nil {
-			break
-		}
-		l := gjson.Parse(str(raw))
-		if l.Get("type").Str != "message" || l.Get("message.role").Str != "assistant" {
-			continue
-		}
-		if p, m := l.Get("message.provider").Str, l.Get("message.model").Str; p != "" && m != "" {
-			return strings.Clone(p), strings.Clone(m)
-		}
-	}
-	return "unknown", "unknown"
 }
 
 func piReply(msg gjson.Result) *Reply {
