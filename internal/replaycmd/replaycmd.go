@@ -163,7 +163,11 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 			o.Prices, o.PricesFrom = prices, from
 		}
 		if f == agents.Claude {
-			o.Subagents = subagents(io, agents.Source{Path: label, R: src, Size: srcSize})
+			p := g.File
+			if p == "" {
+				p = "-" // stdin: no directory beside it
+			}
+			o.Subagents = subagents(io, agents.Source{Path: p, R: src, Size: srcSize})
 		}
 		err = s.WriteHTML(out, path, o)
 	case "entries":
@@ -235,6 +239,10 @@ func subagents(io cli.IO, src agents.Source) map[string]replay.Subagent {
 	}
 	out := map[string]replay.Subagent{}
 	for _, sub := range subs {
+		if sub.Log == nil { // the result names it, and it is nowhere: said under the call
+			out[sub.ToolUseID] = replay.Subagent{Agent: sub.AgentID, From: sub.From}
+			continue
+		}
 		tmp, n, _, err := agents.Convert(agents.Source{Path: sub.From, R: bytes.NewReader(sub.Log), Size: int64(len(sub.Log))}, agents.Claude)
 		if err != nil {
 			cli.Warnf(io.Stderr, name, "%s: the subagent of tool call %s (%s): %v: not shown", src.Path, sub.ToolUseID, sub.From, err)

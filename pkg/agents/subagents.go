@@ -21,7 +21,7 @@ type Subagent struct {
 	ToolUseID string // the call that started it
 	AgentID   string // Claude Code's id of the subagent, when the log says it
 	From      string // where it was read: its subagents/ file, or the session's progress or sidechain lines
-	Log       []byte // its transcript, lines of Claude Code's format
+	Log       []byte // its transcript, lines of Claude Code's format; nil when it is nowhere
 }
 
 // subagentTools are the names of Claude Code's tool that starts a
@@ -45,7 +45,9 @@ const maxSubagentLog = 256 << 20
 //     "isSidechain":true, from a root with no parent), not taken yet whose
 //     first prompt is the call's prompt.
 //
-// A call none of these finds has no subagent.
+// A call none of these finds has no subagent; when its result names an
+// agent all the same, it is returned with no Log, and From the file it
+// would be in ("" when the session was read from stdin).
 func ClaudeSubagents(src Source) ([]Subagent, error) {
 	type call struct{ id, prompt string }
 	type chain struct {
@@ -157,7 +159,10 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 				}
 			}
 		}
-		if s.Log != nil {
+		if s.Log == nil && s.AgentID != "" {
+			s.From = subagentPath(src.Path, s.AgentID)
+		}
+		if s.Log != nil || s.AgentID != "" {
 			out = append(out, s)
 		}
 	}
@@ -193,6 +198,15 @@ func (f *subagentFile) prompt() string {
 		}
 	}
 	return ""
+}
+
+// subagentPath is where the transcript of agent a of the session at path
+// would be: "" for stdin.
+func subagentPath(path, a string) string {
+	if path == "" || path == "-" {
+		return ""
+	}
+	return filepath.Join(strings.TrimSuffix(path, ".jsonl"), "subagents", "agent-"+a+".jsonl")
 }
 
 // subagentFiles lists the subagents/ files of the session at path: in the

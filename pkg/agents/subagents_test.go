@@ -20,7 +20,8 @@ func TestClaudeSubagents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type want struct{ call, agent, from, has string }
+	type want struct{ call, agent, from, has string } // has "": no log
+	tmp := t.TempDir()
 	// A session with no agentId in its results (an older Claude Code): the
 	// file is found by its prompt.
 	noIDs := bytes.ReplaceAll(main, []byte(`"agentId":"a1"`), []byte(`"agentId":""`))
@@ -43,12 +44,18 @@ func TestClaudeSubagents(t *testing.T) {
 			{"toolu_S", "", "the session's sidechain lines", "The docs are fine."},
 		}},
 		{"stdin: no directory", "-", main, []want{
+			{"toolu_F", "a1", "", ""}, // named by its result, nowhere: no log
 			{"toolu_P", "p1", "the session's progress lines", "42"},
 			{"toolu_S", "", "the session's sidechain lines", "The docs are fine."},
 		}},
 		{"no prompt matches", filepath.Join(dir, sid+".jsonl"), otherPrompt, []want{
 			{"toolu_F", "a1", filepath.Join(dir, sid, "subagents", "agent-a1.jsonl"), "Found 3 tests"},
 			{"toolu_P", "p1", "the session's progress lines", "42"},
+		}},
+		{"the file named is not there", filepath.Join(tmp, sid+".jsonl"), main, []want{
+			{"toolu_F", "a1", filepath.Join(tmp, sid, "subagents", "agent-a1.jsonl"), ""},
+			{"toolu_P", "p1", "the session's progress lines", "42"},
+			{"toolu_S", "", "the session's sidechain lines", "The docs are fine."},
 		}},
 		{"no Task call", filepath.Join(dir, sid+".jsonl"), bytes.ReplaceAll(main, []byte(`"name":"Task"`), []byte(`"name":"Bash"`)), nil},
 	} {
@@ -58,11 +65,11 @@ func TestClaudeSubagents(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(subs) != len(c.want) {
-				t.Fatalf("%d subagents, want %d: %+v", len(subs), len(c.want), subs)
+				t.Fatalf("%d subagents, want %d", len(subs), len(c.want))
 			}
 			for i, w := range c.want {
 				s := subs[i]
-				if s.ToolUseID != w.call || s.AgentID != w.agent || s.From != w.from || !strings.Contains(string(s.Log), w.has) {
+				if s.ToolUseID != w.call || s.AgentID != w.agent || s.From != w.from || !strings.Contains(string(s.Log), w.has) || (w.has == "") != (s.Log == nil) {
 					t.Errorf("subagent %d: %s %q %q (log has %q: %v), want %+v", i, s.ToolUseID, s.AgentID, s.From, w.has, strings.Contains(string(s.Log), w.has), w)
 				}
 				if bytes.Contains(s.Log, []byte("Something else")) {

@@ -32,9 +32,9 @@ type HTMLOptions struct {
 // A Subagent is a conversation that a tool call started (a Claude Code
 // Task): its session and the path of it shown.
 type Subagent struct {
-	Agent   string // its agent's id, when known
-	From    string // where it was read, said under it
-	Session *Session
+	Agent   string   // its agent's id, when known
+	From    string   // where it was read, said under it; for none, where it was looked for
+	Session *Session // nil: the call names the subagent, and its conversation is nowhere
 	Path    []int32
 }
 
@@ -120,7 +120,11 @@ func nestSubagents(v *messageView, o HTMLOptions, total *totals) error {
 	for k := range v.Blocks {
 		b := &v.Blocks[k]
 		sub, ok := o.Subagents[b.ID]
-		if b.Kind != "call" || !ok || sub.Session == nil {
+		if b.Kind != "call" || !ok {
+			continue
+		}
+		if sub.Session == nil {
+			b.Sub = &subagentView{Agent: clean(sub.Agent), From: clean(sub.From), Missing: true}
 			continue
 		}
 		sv, t, err := sub.render(o.Prices)
@@ -182,6 +186,7 @@ type subagentView struct {
 	Messages, Replies int
 	Cost              string // "" when not priced
 	HTML              template.HTML
+	Missing           bool // the call names it, and its conversation is not there
 }
 
 // toolResults finds, on the path, the message that answers each tool call
@@ -627,10 +632,11 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{else if eq .Kind "redacted"}}<p class="meta">Redacted thinking ({{.Lines}} bytes, kept to be sent back)</p>
 {{else if eq .Kind "call"}}<div class="tool"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span></div>
 {{if .Fold}}<details><summary>Input ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}
-{{with .Result}}<div class="result">{{if .Fold}}<details><summary>Result ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<div class="meta">Result</div><pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}{{with .Sub}}
+{{with .Result}}<div class="result">{{if .Fold}}<details><summary>Result ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<div class="meta">Result</div><pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}{{with .Sub}}{{if .Missing}}
+<div class="meta subagent-missing">Subagent{{if .Agent}} <code>{{.Agent}}</code>{{end}}: its conversation is not in this log{{if .From}}, nor in {{.From}}{{end}}.</div>{{else}}
 <details class="subagent"><summary>The subagent's conversation{{if .Agent}} (agent <code>{{.Agent}}</code>){{end}}: {{plural .Messages "message" "messages"}}, {{plural .Replies "reply" "replies"}}{{if .Cost}}, cost {{.Cost}}{{end}}</summary>
 <div class="subagent-body">
-{{.HTML}}</div>{{if .From}}<p class="meta">Read from {{.From}}.</p>{{end}}</details>{{end}}
+{{.HTML}}</div>{{if .From}}<p class="meta">Read from {{.From}}.</p>{{end}}</details>{{end}}{{end}}
 </div>
 {{else if eq .Kind "result"}}<div class="tool result"><div class="meta">Result of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>
 {{end}}{{end}}{{if .Usage}}<div class="usage">{{range .Usage}}<span>{{.Name}} <b>{{.Value}}</b></span>{{end}}{{if .Cost}}<span>cost <b{{if .CostUnknown}} class="unknown"{{end}}>{{.Cost}}</b></span>{{end}}</div>
