@@ -72,6 +72,14 @@ func TestCompaction(t *testing.T) {
 			full:     6,
 			compacts: []string{"user: second 330"},
 			replies:  3, usage: session.Usage{Input: 600, Output: 60}},
+		{name: "pi: kept on another branch keeps nothing", file: "pi-compact.jsonl",
+			edit: func(b []byte) []byte {
+				return bytes.Replace(b, []byte(`"parentId":"10000004","timestamp":"2026-03-02T10:00:05.000Z"`), []byte(`"parentId":"10000002","timestamp":"2026-03-02T10:00:05.000Z"`), 1)
+			},
+			sent:     []string{"user: " + intro + "We said first and one.", "user: third", "assistant: three"},
+			full:     4,
+			compacts: []string{" 330"},
+			replies:  3, usage: session.Usage{Input: 600, Output: 60}},
 		{name: "pi v1: kept by index, then nothing kept", file: "pi1-compact.jsonl",
 			sent:     []string{"user: " + intro + "All of it.", "user: fourth"},
 			full:     7,

@@ -19,7 +19,8 @@ import (
 func (c *converter) pi() error {
 	provider, model := "unknown", "unknown" // until the header or a model_change names them
 	lr := c.newLines()
-	ids := map[string]string{} // pi id → entry id
+	ids := map[string]string{}     // pi id → entry id
+	parents := map[string]string{} // entry id → its parent's, for the path to a compaction
 	// The entry ids by the index of their object in the file, the header
 	// 0: what a version 1 compaction's firstKeptEntryIndex counts.
 	var byIndex []string
@@ -69,6 +70,7 @@ func (c *converter) pi() error {
 			ids[strings.Clone(own)] = id
 		}
 		byIndex[len(byIndex)-1] = id
+		parents[id] = parent
 		c.e = Entry{Line: n, ID: id, ParentID: parent, Timestamp: ts}
 		e := &c.e
 		msg := l.Get("message")
@@ -93,10 +95,13 @@ func (c *converter) pi() error {
 			// firstKeptEntryIndex) up to it, then what follows it. One that
 			// names no earlier entry keeps nothing.
 			kept := ""
-			if k := l.Get("firstKeptEntryId"); k.Type == gjson.String && ids[k.Str] != id {
+			if k := l.Get("firstKeptEntryId"); k.Type == gjson.String {
 				kept = ids[k.Str]
-			} else if k := l.Get("firstKeptEntryIndex"); k.Type == gjson.Number && k.Int() > 0 && k.Int() < int64(len(byIndex)-1) {
+			} else if k := l.Get("firstKeptEntryIndex"); k.Type == gjson.Number && k.Int() > 0 && k.Int() < int64(len(byIndex)) {
 				kept = byIndex[k.Int()]
+			}
+			if !onPath(parents, parent, kept) {
+				kept = ""
 			}
 			tokens := int64(-1)
 			if t := l.Get("tokensBefore"); t.Type == gjson.Number {
@@ -131,6 +136,17 @@ func (c *converter) pi() error {
 		return ErrNotALog
 	}
 	return nil
+}
+
+// onPath reports whether entry id is from on the path to entry at,
+// by parents.
+func onPath(parents map[string]string, at, id string) bool {
+	for ; at != "" && id != ""; at = parents[at] {
+		if at == id {
+			return true
+		}
+	}
+	return false
 }
 
 func piReply(msg gjson.Result) *Reply {
