@@ -42,12 +42,11 @@ func (p *PG) lock(ctx context.Context, tx dbtx, id string, begin bool) (state, e
 	if begin {
 		b.Queue("BEGIN")
 	}
-	b.Queue(`SELECT leaf, leaf_provider, leaf_model, entries, messages, bytes, last_activity
+	b.Queue(`SELECT leaf_bytes, leaf_provider, leaf_model, entries, messages, bytes, last_activity
 		FROM panto_sessions WHERE id = $1 FOR UPDATE`, id)
 	br := tx.SendBatch(ctx, &b)
 	var s state
-	var leaf *string
-	var provider, model []byte
+	var leaf, provider, model []byte
 	var err error
 	for range b.Len() - 1 {
 		if _, err = br.Exec(); err != nil {
@@ -71,9 +70,7 @@ func (p *PG) lock(ctx context.Context, tx dbtx, id string, begin bool) (state, e
 		return s, err
 	}
 	s.exists = true
-	if leaf != nil {
-		s.leaf = *leaf
-	}
+	s.leaf = string(leaf)
 	if provider != nil && model != nil {
 		s.stamp = session.Stamp{Provider: string(provider), Model: string(model)}
 	}
@@ -173,7 +170,7 @@ func (p *PG) appendTx(ctx context.Context, tx dbtx, id string, st state, msgs []
 		}
 		if o.Parent != "" {
 			var seq int64
-			if err := tx.QueryRow(ctx, `SELECT seq FROM panto_entries WHERE session = $1 AND id = $2 AND valid`, id, o.Parent).Scan(&seq); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT seq FROM panto_entries WHERE session = $1 AND id_bytes = $2 AND valid`, id, []byte(o.Parent)).Scan(&seq); err != nil {
 				if errors.Is(err, pgx.ErrNoRows) {
 					return nil, fmt.Errorf("%w: session %s has no entry %q", store.ErrNoParent, id, o.Parent)
 				}
@@ -208,18 +205,16 @@ func (p *PG) insert(ctx context.Context, tx dbtx, id string, st *state, lines []
 	if created != nil {
 		b.Queue(insertSession, created...)
 	}
-	sql := `INSERT INTO panto_entries (` + joinColumns() + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
 	for len(lines) > 0 {
 		i := bytes.IndexByte(lines, '\n')
 		line := lines[:i]
 		lines = lines[i+1:]
 		st.entries++
 		r, c := rowOf(st.entries, line)
-		b.Queue(sql, r.values(id)...)
+		b.Queue(insertEntry, r.values(id)...)
 		st.follow(&c, int64(len(line))+1)
 	}
-	b.Queue(`UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
-		id, opt(st.leaf), optBytes(st.stamp.Provider), optBytes(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
+	b.Queue(updateSession, sessionState(id, st)...)
 	if commit {
 		b.Queue("COMMIT")
 	}
@@ -254,13 +249,13 @@ func (st *state) follow(c *session.Line, size int64) {
 func activeStamp(ctx context.Context, tx dbtx, id, leaf string) (session.Stamp, error) {
 	var line []byte
 	err := tx.QueryRow(ctx, `WITH RECURSIVE path(seq, parent, role) AS (
-			SELECT seq, parent, role FROM panto_entries WHERE session = $1 AND id = $2 AND valid
+			SELECT seq, parent_bytes, role FROM panto_entries WHERE session = $1 AND id_bytes = $2 AND valid
 			UNION ALL
-			SELECT e.seq, e.parent, e.role
-			FROM panto_entries e JOIN path p ON e.session = $1 AND e.id = p.parent AND e.seq < p.seq AND e.valid
+			SELECT e.seq, e.parent_bytes, e.role
+			FROM panto_entries e JOIN path p ON e.session = $1 AND e.id_bytes = p.parent AND e.seq < p.seq AND e.valid
 		)
 		SELECT e.line FROM panto_entries e
-		WHERE e.session = $1 AND e.seq = (SELECT max(seq) FROM path WHERE role = 'user')`, id, leaf).Scan(&line)
+		WHERE e.session = $1 AND e.seq = (SELECT max(seq) FROM path WHERE role = 'user')`, id, []byte(leaf)).Scan(&line)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.Stamp{}, nil
 	}
@@ -270,15 +265,4 @@ func activeStamp(ctx context.Context, tx dbtx, id, leaf string) (session.Stamp, 
 	c := session.Classify(line)
 	st, _ := c.UserStamp()
 	return st, nil
-}
-
-func joinColumns() string {
-	var b bytes.Buffer
-	for i, c := range entryColumns {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(c)
-	}
-	return b.String()
 }

@@ -126,3 +126,160 @@ func TestSchemaTable(t *testing.T) {
 		t.Fatalf("rows %d and 1: %v", SchemaVersion+1, err)
 	}
 }
+
+// TestEveryByteOfIDs: entry ids and parentIds with invalid UTF-8, and
+// with a NUL escaped in the JSON (\u0000), are kept exactly: a push gives
+// back the same bytes, two ids that differ only in bytes that are not
+// UTF-8 are two entries, and the leaf, an append's --parent and a
+// truncate's --after find the entry by its exact id.
+func TestEveryByteOfIDs(t *testing.T) {
+	u := testDB(t)
+	p := open(t, u)
+	ctx := context.Background()
+	id := "01a232e4-4db3-7556-907c-f9d5fda4e0ad"
+	user := func(eid, parent, text string) string {
+		return `{"type":"message","id":"` + eid + `","parentId":` + parent + `,"timestamp":"2026-04-25T14:00:01.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"` + text + `"}]}}` + "\n"
+	}
+	reply := func(eid, parent string) string {
+		return `{"type":"message","id":"` + eid + `","parentId":"` + parent + `","timestamp":"2026-04-25T14:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"B"}],"provider":"p","model":"m","stopReason":"stop","usage":{"input":1,"output":1}}}` + "\n"
+	}
+	src := `{"type":"session","version":1,"id":"` + id + `","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/p"}` + "\n" +
+		user("a\xff", "null", "A") +
+		reply("a\xfe", "a\xff") + // the same readable text as a\xff
+		user(`n\u0000ul`, "\"a\xfe\"", "C") +
+		reply(`r\u0000`, `n\u0000ul`)
+	if _, err := p.Receive(ctx, strings.NewReader(src)); err != nil {
+		t.Fatalf("push: %v", err)
+	}
+	if got := readAll(t, p, id); string(got) != src {
+		t.Fatalf("given back\n%q\nwant\n%q", got, src)
+	}
+	// The leaf is the last entry's exact id.
+	leaf := "r\x00"
+	if _, err := p.Append(ctx, id, []store.Msg{{Raw: session.TextMessage("user", "D"), Role: "user"}}, store.AppendOptions{ExpectLeaf: &leaf}); err != nil {
+		t.Fatalf("append expecting leaf %q: %v", leaf, err)
+	}
+	// A branch from an entry whose id is not UTF-8: its parent is that id,
+	// and its stamp the one on that path.
+	res, err := p.Append(ctx, id, []store.Msg{{Raw: session.TextMessage("user", "E"), Role: "user"}}, store.AppendOptions{Parent: "a\xfe"})
+	if err != nil {
+		t.Fatalf("append --parent a\\xfe: %v", err)
+	}
+	if c := session.Classify(res.Lines[:len(res.Lines)-1]); c.ParentID != "a\xfe" || c.Provider != "p" {
+		t.Fatalf("the branch: parent %q, stamp %q", c.ParentID, c.Provider)
+	}
+	if _, err := p.Append(ctx, id, []store.Msg{{Raw: session.TextMessage("user", "F"), Role: "user"}}, store.AppendOptions{Parent: "a\xfd"}); !errors.Is(err, store.ErrNoParent) {
+		t.Fatalf("append --parent a\\xfd, which no entry is: %v", err)
+	}
+	// Cut back to the entry n\0ul: what is left is the file up to it.
+	if _, err := p.Truncate(ctx, id, "n\x00ul"); err != nil {
+		t.Fatalf("truncate --after n\\0ul: %v", err)
+	}
+	want := src[:strings.Index(src, `{"type":"message","id":"r\u0000"`)]
+	if got := readAll(t, p, id); string(got) != want {
+		t.Fatalf("after the cut\n%q\nwant\n%q", got, want)
+	}
+	leaf = "n\x00ul"
+	if _, err := p.Append(ctx, id, pair("after"), store.AppendOptions{ExpectLeaf: &leaf}); err != nil {
+		t.Fatalf("append expecting leaf %q after the cut: %v", leaf, err)
+	}
+	// An entry whose id is only the same readable text is another's id:
+	// pushed into a session that holds a\xff, a\xfd is new, not a conflict.
+	var readableID, exact []byte
+	if err := p.conn.QueryRow(ctx, `SELECT convert_to(id, 'UTF8'), id_bytes FROM panto_entries WHERE session = $1 AND seq = 1`, id).Scan(&readableID, &exact); err != nil {
+		t.Fatal(err)
+	}
+	if string(readableID) != "a\uFFFD" || string(exact) != "a\xff" {
+		t.Fatalf("the columns of entry 1: id %q, id_bytes %q", readableID, exact)
+	}
+}
+
+// TestMigrateToExactIDs: a database of schema version 3 is taken to 4:
+// the ids, parents and leaves it held (text of exactly their bytes) are
+// copied to the exact columns, a response kept only readable (U+FFFD for
+// an invalid byte) is read again from its line, and the session reads,
+// branches and grows as before.
+func TestMigrateToExactIDs(t *testing.T) {
+	u := testDB(t)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, `CREATE TABLE panto_schema (version integer NOT NULL);`+schema+migrations[2]+migrations[3]+`;INSERT INTO panto_schema VALUES (3)`); err != nil {
+		t.Fatal(err)
+	}
+	id := "01a232e4-4db3-7556-907c-f9d5fda4e0ae"
+	header := `{"type":"session","version":1,"id":"` + id + `","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/p","origin":{"agent":"claude","id":"abc","path":"/x"}}`
+	prompt := `{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-04-25T14:00:01.000Z","provider":"anthropic","model":"m","message":{"role":"user","content":[{"type":"text","text":"A"}]}}`
+	reply := `{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"2026-04-25T14:00:02.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"m","stopReason":"stop","usage":{"input":1,"output":1},"responseId":"resp_` + "\xff" + `"}}`
+	if _, err := c.Exec(ctx, `INSERT INTO panto_sessions (id, cwd, cwd_bytes, created, header, leaf, leaf_provider, leaf_model, entries, messages, bytes) VALUES ($1, '/p', '/p', now(), $2, 'bbbbbbbb', 'anthropic', 'm', 2, 2, $3)`, id, []byte(header), len(header)+len(prompt)+len(reply)+3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, `INSERT INTO panto_entries (session, seq, id, parent, role, type, valid, crc, line, response) VALUES
+		($1, 1, 'aaaaaaaa', NULL, 'user', 'message', true, $2, $3, NULL),
+		($1, 2, 'bbbbbbbb', 'aaaaaaaa', 'assistant', 'message', true, $4, $5, 'resp_'||U&'\FFFD')`, id, crc([]byte(prompt)), []byte(prompt), crc([]byte(reply)), []byte(reply)); err != nil {
+		t.Fatal(err)
+	}
+	p := open(t, u)
+	var v int
+	var leaf, eid, parent, response []byte
+	if err := p.conn.QueryRow(ctx, `SELECT (SELECT max(version) FROM panto_schema), s.leaf_bytes, e.id_bytes, e.parent_bytes, e.response_bytes
+		FROM panto_sessions s JOIN panto_entries e ON e.session = s.id AND e.seq = 2`).Scan(&v, &leaf, &eid, &parent, &response); err != nil {
+		t.Fatal(err)
+	}
+	if v != 4 || string(leaf) != "bbbbbbbb" || string(eid) != "bbbbbbbb" || string(parent) != "aaaaaaaa" || string(response) != "resp_\xff" {
+		t.Fatalf("after the migration: version %d, leaf %q, id %q, parent %q, response %q", v, leaf, eid, parent, response)
+	}
+	want := header + "\n" + prompt + "\n" + reply + "\n"
+	if got := readAll(t, p, id); string(got) != want {
+		t.Fatalf("read after the migration\n%q\nwant\n%q", got, want)
+	}
+	bb := "bbbbbbbb"
+	if _, err := p.Append(ctx, id, []store.Msg{{Raw: session.TextMessage("user", "C"), Role: "user"}}, store.AppendOptions{ExpectLeaf: &bb}); err != nil {
+		t.Fatalf("append at the migrated leaf: %v", err)
+	}
+	res, err := p.Append(ctx, id, []store.Msg{{Raw: session.TextMessage("user", "D"), Role: "user"}}, store.AppendOptions{Parent: "aaaaaaaa"})
+	if err != nil {
+		t.Fatalf("append --parent aaaaaaaa: %v", err)
+	}
+	if c := session.Classify(res.Lines[:len(res.Lines)-1]); c.ParentID != "aaaaaaaa" || c.Provider != "anthropic" {
+		t.Fatalf("the branch: parent %q, stamp %q", c.ParentID, c.Provider)
+	}
+}
+
+// TestRepliesByExactKey: the view panto_replies tells replies apart as
+// panto-cost does, by the exact bytes of their response (or of their
+// session and id): two responses, or two entry ids, whose readable text
+// is the same (their invalid bytes differ) are two replies; one response
+// recorded in two sessions is one.
+func TestRepliesByExactKey(t *testing.T) {
+	u := testDB(t)
+	p := open(t, u)
+	ctx := context.Background()
+	reply := func(eid, parent, response string) string {
+		r := ""
+		if response != "" {
+			r = `,"responseId":"` + response + `"`
+		}
+		return `{"type":"message","id":"` + eid + `","parentId":"` + parent + `","timestamp":"2026-04-25T14:00:02.000Z","message":{"role":"assistant","content":[],"provider":"p","model":"m","stopReason":"stop","usage":{"input":1,"output":1}` + r + `}}` + "\n"
+	}
+	for _, s := range []struct{ id, replies string }{
+		{"01a232e4-4db3-7556-907c-f9d5fda4e0b1", reply("r1", "u", "resp_\xff") + reply("r2", "r1", "resp_\xfe") + reply("a\xff", "r2", "") + reply("a\xfe", "a\xff", "")},
+		{"01a232e4-4db3-7556-907c-f9d5fda4e0b2", reply("r1", "u", "resp_\xff")}, // the same response, recorded twice
+	} {
+		src := `{"type":"session","version":1,"id":"` + s.id + `","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/p"}` + "\n" +
+			`{"type":"message","id":"u","parentId":null,"timestamp":"2026-04-25T14:00:01.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"A"}]}}` + "\n" + s.replies
+		if _, err := p.Receive(ctx, strings.NewReader(src)); err != nil {
+			t.Fatalf("push %s: %v", s.id, err)
+		}
+	}
+	var n, entries int
+	if err := p.conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM panto_replies), (SELECT count(*) FROM panto_entries WHERE role = 'assistant')`).Scan(&n, &entries); err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 || entries != 5 {
+		t.Fatalf("panto_replies holds %d replies of %d (want 4 of 5)", n, entries)
+	}
+}

@@ -356,7 +356,7 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 	bw := w.writer()
 	bw.Write(header)
 	bw.WriteByte('\n')
-	rows, err := tx.Query(ctx, `SELECT seq, id, parent, line FROM panto_entries WHERE session = $1 ORDER BY seq`, id)
+	rows, err := tx.Query(ctx, `SELECT seq, id_bytes, parent_bytes, line FROM panto_entries WHERE session = $1 ORDER BY seq`, id)
 	if err != nil {
 		return p.fail("read session "+id, err)
 	}
@@ -367,7 +367,7 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 	seen := map[string]struct{}{}
 	pending := map[string]int64{}
 	for rows.Next() {
-		v := rows.RawValues() // binary: int8, text, text, bytea (the line itself)
+		v := rows.RawValues() // binary: int8, bytea, bytea, bytea (the line itself)
 		line := v[3]
 		seq := int64(-1)
 		if len(v[0]) == 8 {
@@ -385,7 +385,7 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 		}
 		if len(v[1]) > 0 {
 			if child, ok := pending[string(v[1])]; ok {
-				return fmt.Errorf("%w: session %s: entry %d has parent %s, itself or a later entry (a parent cycle)", store.ErrBadRow, id, child, v[1])
+				return fmt.Errorf("%w: session %s: entry %d has parent %q, itself or a later entry (a parent cycle)", store.ErrBadRow, id, child, v[1])
 			}
 			seen[string(v[1])] = struct{}{}
 		}

@@ -303,9 +303,8 @@ func (p *PG) commitTx(ctx context.Context, c Commit) (Committed, error) {
 			return res, err
 		}
 	} else {
-		sql := `INSERT INTO panto_entries (` + joinColumns() + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
 		for rows.Next() {
-			b.Queue(sql, rows.vals...)
+			b.Queue(insertEntry, rows.vals...)
 		}
 	}
 	res.Entries = int64(len(c.Lines))
@@ -324,8 +323,7 @@ func (p *PG) commitTx(ctx context.Context, c Commit) (Committed, error) {
 	if st.entries != to.Entries || st.bytes != to.SessionBytes {
 		return res, fmt.Errorf("session %s: the commit would leave %d entries (%d bytes), not the %d (%d bytes) it was computed for", c.ID, st.entries, st.bytes, to.Entries, to.SessionBytes)
 	}
-	b.Queue(`UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
-		c.ID, opt(st.leaf), optBytes(st.stamp.Provider), optBytes(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
+	b.Queue(updateSession, sessionState(c.ID, &st)...)
 	b.Queue(`INSERT INTO panto_positions (session, source, bytes, lines, crc, entries, session_bytes, session_crc, updated)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
 		ON CONFLICT (session) DO UPDATE SET source = $2, bytes = $3, lines = $4, crc = $5, entries = $6, session_bytes = $7, session_crc = $8, updated = now()`,
@@ -352,10 +350,10 @@ func cutTo(ctx context.Context, tx dbtx, id string, st *state, keep int64) (int6
 	if _, err := tx.Exec(ctx, `DELETE FROM panto_entries WHERE session = $1 AND seq > $2`, id, keep); err != nil {
 		return 0, err
 	}
-	var leaf *string
+	var leaf []byte
 	var cut, messages int64
 	if err := tx.QueryRow(ctx, `SELECT
-			(SELECT id FROM panto_entries WHERE session = $1 AND valid AND id IS NOT NULL ORDER BY seq DESC LIMIT 1),
+			(SELECT id_bytes FROM panto_entries WHERE session = $1 AND valid AND id_bytes IS NOT NULL ORDER BY seq DESC LIMIT 1),
 			(SELECT coalesce(sum(length(line) + 1), 0) FROM panto_entries WHERE session = $1),
 			(SELECT count(*) FROM panto_entries WHERE session = $1 AND type = 'message' AND valid AND role IN ('user', 'assistant')),
 			(SELECT ts FROM panto_entries WHERE session = $1 AND type = 'message' AND valid ORDER BY seq DESC LIMIT 1),
@@ -365,7 +363,7 @@ func cutTo(ctx context.Context, tx dbtx, id string, st *state, keep int64) (int6
 	st.bytes += cut
 	st.entries, st.messages, st.leaf, st.stamp = keep, int(messages), "", session.Stamp{}
 	if leaf != nil {
-		st.leaf = *leaf
+		st.leaf = string(leaf)
 		if st.stamp, err = activeStamp(ctx, tx, id, st.leaf); err != nil {
 			return 0, err
 		}
@@ -424,11 +422,15 @@ func (p *PG) Header(ctx context.Context, id string) ([]byte, error) {
 func (p *PG) IDsAfter(ctx context.Context, id string, n int64) ([]string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	rows, err := p.conn.Query(ctx, `SELECT coalesce(id, '') FROM panto_entries WHERE session = $1 AND seq > $2 ORDER BY seq`, id, n)
+	rows, err := p.conn.Query(ctx, `SELECT coalesce(id_bytes, ''::bytea) FROM panto_entries WHERE session = $1 AND seq > $2 ORDER BY seq`, id, n)
 	if err != nil {
 		return nil, p.fail("read session "+id, err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var b []byte
+		err := r.Scan(&b)
+		return string(b), err
+	})
 	if err != nil {
 		return nil, p.fail("read session "+id, err)
 	}

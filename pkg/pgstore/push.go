@@ -94,8 +94,7 @@ func (p *PG) Receive(ctx context.Context, src store.Source) (*store.Received, er
 		if leaf := l.Leaf(); leaf >= 0 {
 			st.stamp, _ = l.Active(leaf)
 		}
-		_, err = tx.Exec(ctx, `UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
-			h.ID, opt(st.leaf), optBytes(st.stamp.Provider), optBytes(st.stamp.Model), st.entries, st.messages, st.bytes, st.last)
+		_, err = tx.Exec(ctx, updateSession, sessionState(h.ID, &st)...)
 		return err
 	})
 	if err != nil {

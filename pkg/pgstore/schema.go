@@ -12,11 +12,84 @@ import (
 
 // SchemaVersion is the version of the schema this binary reads and
 // writes. A database whose schema is newer is refused, never altered.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[v] takes a schema of version v-1 to version v, in the
-// transaction that records v.
-var migrations = map[int]string{2: positionsSchema, 3: exactSchema}
+// transaction that records v; after it, fixups[v] when there is one (what
+// SQL alone cannot do).
+var migrations = map[int]string{2: positionsSchema, 3: exactSchema, 4: exactIDsSchema}
+
+var fixups = map[int]func(context.Context, pgx.Tx) error{4: exactResponses}
+
+// exactIDsSchema is version 4: the entries' ids, parents and responses and
+// the session's leaf are kept exactly too (an id of invalid UTF-8 or NUL,
+// which a text column refuses, and two ids that only their invalid bytes
+// tell apart), in bytea columns beside the readable text ones; the store
+// reads only them. An entry id is unique by its bytes, and panto_replies
+// tells replies apart by their exact keys.
+const exactIDsSchema = `
+ALTER TABLE panto_entries
+	ADD COLUMN id_bytes bytea,       -- the entry's id, exactly (id: readable)
+	ADD COLUMN parent_bytes bytea,   -- its parentId, exactly (parent: readable)
+	ADD COLUMN response_bytes bytea; -- its response, exactly (response: readable)
+ALTER TABLE panto_sessions ADD COLUMN leaf_bytes bytea; -- the leaf, exactly (leaf: readable)
+-- Ids, parents and leaves were text of exactly their bytes (others were
+-- refused); a response was made readable, U+FFFD for its invalid bytes:
+-- such a one is read again from its line (exactResponses).
+UPDATE panto_entries SET id_bytes = convert_to(id, 'UTF8'), parent_bytes = convert_to(parent, 'UTF8'),
+	response_bytes = CASE WHEN strpos(response, U&'\FFFD') = 0 THEN convert_to(response, 'UTF8') END
+	WHERE id IS NOT NULL OR parent IS NOT NULL OR response IS NOT NULL;
+UPDATE panto_sessions SET leaf_bytes = convert_to(leaf, 'UTF8') WHERE leaf IS NOT NULL;
+DROP INDEX panto_entries_id;
+CREATE UNIQUE INDEX panto_entries_id ON panto_entries (session, id_bytes) WHERE id_bytes IS NOT NULL;
+DROP INDEX panto_entries_response;
+CREATE INDEX panto_entries_response ON panto_entries (response_bytes) WHERE response_bytes IS NOT NULL;
+` + repliesView
+
+// repliesView is each reply once, by the key panto-cost counts it by: the
+// response it was, or else its session and id, each by its exact bytes
+// (two responses whose readable text is the same are two replies).
+const repliesView = `
+CREATE OR REPLACE VIEW panto_replies AS
+SELECT DISTINCT ON (response_bytes, CASE WHEN response_bytes IS NULL THEN session END, CASE WHEN response_bytes IS NULL THEN id_bytes END) *
+FROM panto_entries
+WHERE role = 'assistant' AND valid AND model IS DISTINCT FROM '<synthetic>'
+ORDER BY response_bytes, CASE WHEN response_bytes IS NULL THEN session END, CASE WHEN response_bytes IS NULL THEN id_bytes END, session, seq;
+`
+
+// exactResponses reads again from their lines the responses that version
+// 3 kept only readable (U+FFFD for bytes that are not UTF-8).
+func exactResponses(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `SELECT session, seq, line FROM panto_entries WHERE response IS NOT NULL AND response_bytes IS NULL`)
+	if err != nil {
+		return err
+	}
+	type fix struct {
+		session  string
+		seq      int64
+		response []byte
+	}
+	var fixes []fix
+	for rows.Next() {
+		var f fix
+		var line []byte
+		if err := rows.Scan(&f.session, &f.seq, &line); err != nil {
+			return err
+		}
+		r, _ := rowOf(f.seq, line)
+		f.response = r.responseBytes
+		fixes = append(fixes, f)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, f := range fixes {
+		if _, err := tx.Exec(ctx, `UPDATE panto_entries SET response_bytes = $3 WHERE session = $1 AND seq = $2`, f.session, f.seq, f.response); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // exactSchema is version 3: every byte a file may hold is kept (SPEC §10:
 // a cwd, a stamp or an origin with invalid UTF-8 or NUL), and what a team
@@ -157,13 +230,26 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 			return nil
 		}
 		for v++; v <= SchemaVersion; v++ {
-			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+			if err := migrateTo(ctx, tx, v); err != nil {
 				return err
 			}
 		}
 		_, err := tx.Exec(ctx, `UPDATE panto_schema SET version = $1`, SchemaVersion)
 		return err
 	})
+}
+
+// migrateTo takes a schema of version v-1 to v.
+func migrateTo(ctx context.Context, tx pgx.Tx, v int) error {
+	if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+		return fmt.Errorf("migrate the schema to version %d: %w", v, err)
+	}
+	if fix := fixups[v]; fix != nil {
+		if err := fix(ctx, tx); err != nil {
+			return fmt.Errorf("migrate the schema to version %d: %w", v, err)
+		}
+	}
+	return nil
 }
 
 func createSchema(ctx context.Context, conn *pgx.Conn) (int, error) {
@@ -183,7 +269,7 @@ func createSchema(ctx context.Context, conn *pgx.Conn) (int, error) {
 			return err
 		}
 		for m := 2; m <= SchemaVersion; m++ {
-			if _, err := tx.Exec(ctx, migrations[m]); err != nil {
+			if err := migrateTo(ctx, tx, m); err != nil {
 				return err
 			}
 		}

@@ -3,7 +3,9 @@ package pgstore
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -40,6 +42,7 @@ type row struct {
 	ts                                                            *time.Time
 	input, output, cacheRead, cacheWrite, cacheWrite1h, reasoning *int64
 	response                                                      *string
+	idBytes, parentBytes, responseBytes                           []byte // exactly: the store reads these
 	valid                                                         bool
 	crc                                                           int32
 	line                                                          []byte
@@ -47,11 +50,37 @@ type row struct {
 
 // entryColumns are the columns of panto_entries a row fills, in order.
 var entryColumns = []string{"session", "seq", "id", "parent", "type", "role", "ts", "provider", "model",
-	"input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning", "valid", "crc", "line", "response"}
+	"input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning", "valid", "crc", "line", "response",
+	"id_bytes", "parent_bytes", "response_bytes"}
 
 func (r *row) values(sessionID string) []any {
 	return []any{sessionID, r.seq, r.id, r.parent, r.typ, r.role, r.ts, r.provider, r.model,
-		r.input, r.output, r.cacheRead, r.cacheWrite, r.cacheWrite1h, r.reasoning, r.valid, r.crc, r.line, r.response}
+		r.input, r.output, r.cacheRead, r.cacheWrite, r.cacheWrite1h, r.reasoning, r.valid, r.crc, r.line, r.response,
+		r.idBytes, r.parentBytes, r.responseBytes}
+}
+
+// insertEntry adds one row of entryColumns.
+var insertEntry = func() string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO panto_entries (" + strings.Join(entryColumns, ", ") + ") VALUES (")
+	for i := range entryColumns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", i+1)
+	}
+	b.WriteString(")")
+	return b.String()
+}()
+
+// updateSession moves a session's row on to st; sessionState gives its
+// values: the leaf readable and exactly, the stamp at it exactly.
+const updateSession = `UPDATE panto_sessions SET leaf = $2, leaf_bytes = $3, leaf_provider = $4, leaf_model = $5,
+	entries = $6, messages = $7, bytes = $8, last_activity = $9 WHERE id = $1`
+
+func sessionState(id string, st *state) []any {
+	return []any{id, optText(st.leaf), optBytes(st.leaf), optBytes(st.stamp.Provider), optBytes(st.stamp.Model),
+		st.entries, st.messages, st.bytes, st.last}
 }
 
 func opt(s string) *string {
@@ -106,7 +135,8 @@ func sessionRow(id string, header []byte) []any {
 func rowOf(seq int64, line []byte) (row, session.Line) {
 	c := session.Classify(line)
 	r := row{seq: seq, valid: c.Kind == session.KindMessage || c.Kind == session.KindUnknown, crc: crc(line), line: line}
-	r.id, r.parent, r.typ, r.role = opt(c.ID), opt(c.ParentID), optText(c.Type), optText(c.Role)
+	r.id, r.parent, r.typ, r.role = optText(c.ID), optText(c.ParentID), optText(c.Type), optText(c.Role)
+	r.idBytes, r.parentBytes = optBytes(c.ID), optBytes(c.ParentID)
 	if t, err := time.Parse(time.RFC3339Nano, c.Timestamp); err == nil {
 		r.ts = &t
 	}
@@ -118,7 +148,7 @@ func rowOf(seq int64, line []byte) (row, session.Line) {
 		r.provider, r.model = optText(rawjson.Str(p)), optText(rawjson.Str(m))
 		if bytes.Contains(line, responseID) {
 			if k := gjson.GetBytes(session.MessageOf(line), "responseId"); k.Type == gjson.String {
-				r.response = optText(k.Str)
+				r.response, r.responseBytes = optText(k.Str), optBytes(k.Str)
 			}
 		}
 		if c.Reply.HasUsage {

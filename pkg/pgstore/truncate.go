@@ -33,7 +33,7 @@ func (p *PG) Truncate(ctx context.Context, name, after string) (*store.Cut, erro
 			return fmt.Errorf("%w: %s", store.ErrNoSuchSession, id)
 		}
 		var seq int64
-		if err := tx.QueryRow(ctx, `SELECT seq FROM panto_entries WHERE session = $1 AND id = $2 AND valid`, id, after).Scan(&seq); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT seq FROM panto_entries WHERE session = $1 AND id_bytes = $2 AND valid`, id, []byte(after)).Scan(&seq); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("%w: session %s has no entry %q", store.ErrNoParent, id, after)
 			}
@@ -64,8 +64,8 @@ func (p *PG) Truncate(ctx context.Context, name, after string) (*store.Cut, erro
 			FROM panto_entries WHERE session = $1`, id).Scan(&messages, &last); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE panto_sessions SET leaf = $2, leaf_provider = $3, leaf_model = $4, entries = $5, messages = $6, bytes = $7, last_activity = $8 WHERE id = $1`,
-			id, after, optBytes(stamp.Provider), optBytes(stamp.Model), seq, messages, c.From, last); err != nil {
+		left := state{leaf: after, stamp: stamp, entries: seq, messages: messages, bytes: c.From, last: last}
+		if _, err := tx.Exec(ctx, updateSession, sessionState(id, &left)...); err != nil {
 			return err
 		}
 		cut = c
