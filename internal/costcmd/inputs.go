@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
@@ -108,12 +109,12 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 		}
 		open := func(name string, err error) error {
 			if err != nil {
-				send(&job{label: name, err: openError(err)})
+				send(&job{label: name, err: openError(err, name)})
 				return errStop
 			}
 			f, err := st.Open(ctx, name)
 			if err != nil {
-				send(&job{label: name, err: openError(err)})
+				send(&job{label: name, err: openError(err, name)})
 				return errStop
 			}
 			if id, ok := identity(f); ok {
@@ -228,19 +229,7 @@ var errStop = errors.New("stop")
 
 // openError is the error of an input that cannot be read, with its exit
 // code.
-func openError(err error) error {
-	switch {
-	case errors.Is(err, catalog.ErrNotRegular), errors.Is(err, store.ErrIsDir):
-		return exitcode.Failuref("%v: give session files", err)
-	case errors.Is(err, store.ErrAmbiguousID):
-		return exitcode.New(exitcode.Usage, err)
-	}
-	var coded interface{ ExitCode() int }
-	if errors.As(err, &coded) {
-		return err
-	}
-	return exitcode.New(exitcode.Failure, err)
-}
+func openError(err error, name string) error { return stores.ErrorOf(err, name, stores.Input) }
 
 // run reads the job's input, handing its turns and warnings on in
 // batches; the last item says how it ended.

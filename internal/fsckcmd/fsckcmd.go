@@ -174,10 +174,22 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 func checkStored(st store.Store, name string) *fsck.Report {
 	f, err := st.Open(context.Background(), name)
 	if err != nil {
-		return &fsck.Report{Path: name, Status: "error", Error: err.Error(), Bits: fsck.BitError, Findings: []fsck.Finding{}}
+		return errorReport(name, err)
 	}
 	defer f.Close()
 	return checkReport(name, f)
+}
+
+// errorReport is the report of an input that could not be read: what the
+// one table of store errors says (stores), its exit code as fsck(8)'s bit
+// (a usage error, an ambiguous id prefix, is 16; any other 8).
+func errorReport(name string, err error) *fsck.Report {
+	err = stores.ErrorOf(err, name, stores.Input)
+	bit := fsck.BitError
+	if exitcode.Of(err) == exitcode.Usage {
+		bit = fsck.BitUsage
+	}
+	return &fsck.Report{Path: name, Status: "error", Error: err.Error(), Bits: bit, Findings: []fsck.Finding{}}
 }
 
 func stdinReport(r io.Reader) *fsck.Report { return checkReport("-", r) }
@@ -291,7 +303,7 @@ func checkAll(files []input, run func(path string) *fsck.Report, emit func(i int
 			case cancelled.Load():
 				finish(i, cancelledReport)
 			case p.err != nil:
-				finish(i, &fsck.Report{Path: p.path, Status: "error", Error: p.err.Error(), Bits: fsck.BitError, Findings: []fsck.Finding{}})
+				finish(i, errorReport(p.path, p.err))
 			default:
 				finish(i, run(p.path))
 			}

@@ -21,7 +21,6 @@ import (
 	"github.com/panto-dev/panto/pkg/replay"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
-	"github.com/panto-dev/panto/pkg/store"
 	"github.com/tidwall/gjson"
 )
 
@@ -75,15 +74,8 @@ func (g *grammar) input(io cli.IO) (r io.ReaderAt, size int64, label string, clo
 	}
 	defer st.Close()
 	f, err := st.Open(context.Background(), g.File)
-	switch {
-	case errors.Is(err, store.ErrNoSuchSession):
-		return nil, 0, "", nil, exitcode.Usagef("%v: give a session file (panto-log latest prints the newest)", err)
-	case errors.Is(err, store.ErrIsDir):
-		return nil, 0, "", nil, exitcode.Usagef("%v: give a session file (panto-log list shows them)", err)
-	case errors.Is(err, store.ErrAmbiguousID):
-		return nil, 0, "", nil, exitcode.New(exitcode.Usage, err)
-	case err != nil:
-		return nil, 0, "", nil, exitcode.New(exitcode.Failure, err)
+	if err != nil {
+		return nil, 0, "", nil, stores.ErrorOf(err, g.File, stores.Read)
 	}
 	return f, f.Size(), g.File, func() { f.Close() }, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
 
@@ -39,44 +40,75 @@ func Open(flag string, io cli.IO) (store.Store, error) {
 
 // exits is the one table of what each store error means to a command: its
 // exit code (SPEC §7) and what to say to do, "%s" for the session's name.
-// The first whose error err is decides; an error of none is a failure.
+// A command uses it in one of three ways (a Use): after a write, after a
+// read of the session it names, and for one input of many (panto-cost's,
+// panto-fsck's files and sessions), where a session that is not there, or
+// is no file, is a failure to read that input (exit 3), not a bad
+// argument. The first row whose error err is decides; an error of none is
+// a failure, unless it carries its own code.
 var exits = []struct {
-	err  error
-	code int
-	do   string
+	err                error
+	code, input        int    // the exit code; as one input of many
+	write, read, other string // what to do: after a write, a read, as an input
 }{
-	{store.ErrNoReply, exitcode.Usage, "append the prompt with its reply, or give --allow-empty"},
-	{store.ErrNoStamp, exitcode.Usage, ""},
-	{store.ErrNoParent, exitcode.Usage, ""},
-	{store.ErrEmpty, exitcode.Usage, ""},
-	{store.ErrIsDir, exitcode.Usage, ""},
-	{store.ErrAmbiguousID, exitcode.Usage, ""},
-	{store.ErrNoSuchSession, exitcode.Usage, ""},
-	{store.ErrBadURL, exitcode.Usage, ""},
-	{store.ErrNeedsFsck, exitcode.Failure, "nothing written; run panto-fsck %s"},
-	{store.ErrNewerVersion, exitcode.Failure, "nothing written; run panto-fsck %s"},
-	{store.ErrBadRow, exitcode.Failure, "nothing written: the database's rows are no session (written by hand?)"},
-	{store.ErrBusy, exitcode.Failure, "nothing written; try again"},
-	{store.ErrLeafMoved, exitcode.Failure, "nothing written; replay the session and retry"},
-	{store.ErrConflict, exitcode.Failure, ""},
-	{store.ErrExists, exitcode.Failure, ""},
-	{store.ErrUnavailable, exitcode.Failure, ""},
+	{store.ErrNoReply, exitcode.Usage, exitcode.Usage, "append the prompt with its reply, or give --allow-empty", "", ""},
+	{store.ErrNoStamp, exitcode.Usage, exitcode.Usage, "", "", ""},
+	{store.ErrNoParent, exitcode.Usage, exitcode.Usage, "", "", ""},
+	{store.ErrEmpty, exitcode.Usage, exitcode.Usage, "", "", ""},
+	{store.ErrIsDir, exitcode.Usage, exitcode.Failure, "", "give a session file (panto-log list shows them)", "give session files"},
+	{catalog.ErrNotRegular, exitcode.Failure, exitcode.Failure, "", "", "give session files"},
+	{store.ErrAmbiguousID, exitcode.Usage, exitcode.Usage, "", "", ""},
+	{store.ErrNoSuchSession, exitcode.Usage, exitcode.Failure, "", "give a session file (panto-log latest prints the newest)", ""},
+	{store.ErrBadURL, exitcode.Usage, exitcode.Usage, "", "", ""},
+	{store.ErrNeedsFsck, exitcode.Failure, exitcode.Failure, "nothing written; run panto-fsck %s", "", ""},
+	{store.ErrNewerVersion, exitcode.Failure, exitcode.Failure, "nothing written; run panto-fsck %s", "", ""},
+	{store.ErrBadRow, exitcode.Failure, exitcode.Failure, "nothing written: the database's rows are no session (written by hand?)", "", ""},
+	{store.ErrBusy, exitcode.Failure, exitcode.Failure, "nothing written; try again", "", ""},
+	{store.ErrLeafMoved, exitcode.Failure, exitcode.Failure, "nothing written; replay the session and retry", "", ""},
+	{store.ErrConflict, exitcode.Failure, exitcode.Failure, "", "", ""},
+	{store.ErrExists, exitcode.Failure, exitcode.Failure, "", "", ""},
+	{store.ErrUnavailable, exitcode.Failure, exitcode.Failure, "", "", ""},
 }
 
-// Error gives a store error about the session name its exit code and what
-// to do, from the one table.
-func Error(err error, name string) error {
+// A Use is how a command met a store error: what the table says depends
+// on it.
+type Use int
+
+const (
+	Write Use = iota // a write to the session (append, truncate, pull, push)
+	Read             // a read of the one session the command names (panto-replay)
+	Input            // a read of one input of many (panto-cost, panto-fsck)
+)
+
+// Error gives a store error about the session name, met after a write,
+// its exit code and what to do, from the one table.
+func Error(err error, name string) error { return ErrorOf(err, name, Write) }
+
+// ErrorOf gives a store error about the session name, met as use says,
+// its exit code and what to do, from the one table.
+func ErrorOf(err error, name string, use Use) error {
 	for _, e := range exits {
 		if !errors.Is(err, e.err) {
 			continue
 		}
-		switch {
-		case e.do == "":
-			return exitcode.New(e.code, err)
-		case strings.Contains(e.do, "%s"):
-			return exitcode.New(e.code, fmt.Errorf("%w: "+e.do, err, name))
+		code, do := e.code, e.write
+		switch use {
+		case Read:
+			do = e.read
+		case Input:
+			code, do = e.input, e.other
 		}
-		return exitcode.New(e.code, fmt.Errorf("%w: %s", err, e.do))
+		switch {
+		case do == "":
+			return exitcode.New(code, err)
+		case strings.Contains(do, "%s"):
+			return exitcode.New(code, fmt.Errorf("%w: "+do, err, name))
+		}
+		return exitcode.New(code, fmt.Errorf("%w: %s", err, do))
+	}
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return err
 	}
 	return exitcode.New(exitcode.Failure, err)
 }
