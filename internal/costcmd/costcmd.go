@@ -227,7 +227,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		}
 		f, _ := agents.ParseFormat(strings.Replace(g.From, "all", "auto", 1))
 		if inputs = agents.Places(f, io.Getenv); len(inputs) == 0 {
-			warn("no logs of %s found in their places: nothing to count", g.From)
+			warn("%s", agents.NoLogs(f, io.Getenv, "count"))
 		}
 	} else if len(inputs) == 0 && !g.All {
 		inputs = []string{"-"}

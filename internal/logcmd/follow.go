@@ -443,7 +443,7 @@ func (c *importCmd) follow(io cli.IO, out *bufio.Writer) error {
 	roots := c.Paths
 	if len(roots) == 0 {
 		if roots = agents.Places(from, io.Getenv); len(roots) == 0 {
-			return exitcode.Usagef("no logs of %s found in their places (~/.claude, ~/.codex, ~/.pi): give the directories", c.From)
+			return exitcode.Usagef("%s", agents.NoLogs(from, io.Getenv, "follow"))
 		}
 	}
 	return follow(followOpts{to: c.To, roots: roots, agents: true, from: from, force: c.Force, once: c.Once, json: c.JSON, poll: c.Poll}, io, out)

@@ -68,7 +68,7 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		return 0, exitcode.Usagef("give the logs to import, or --from claude|codex|pi|all to read the agents' own places")
 	case len(paths) == 0:
 		if paths = agents.Places(from, io.Getenv); len(paths) == 0 {
-			cli.Warnf(io.Stderr, name, "no logs of %s found in their places: nothing to import", c.From)
+			cli.Warnf(io.Stderr, name, "%s", agents.NoLogs(from, io.Getenv, "import"))
 			return exitcode.Findings, nil
 		}
 	}

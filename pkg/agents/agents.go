@@ -891,6 +891,38 @@ func Convert(src Source, f Format) (*os.File, int64, *Stats, error) {
 // CODEX_HOME and PI_CODING_AGENT_DIR, else the home defaults. Only those
 // that exist are returned.
 func Places(f Format, getenv func(string) string) []string {
+	var found []string
+	for _, d := range Looked(f, getenv) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			found = append(found, d)
+		}
+	}
+	return found
+}
+
+// NoLogs says that no logs of f were found in their places: which places
+// were looked in, and what to do (for a warning: "… found: looked in …:
+// nothing to " + what, then the hint).
+func NoLogs(f Format, getenv func(string) string, what string) string {
+	who, vars := "Claude Code, Codex or pi", "CLAUDE_CONFIG_DIR, CODEX_HOME or PI_CODING_AGENT_DIR"
+	switch f {
+	case Claude:
+		who, vars = "Claude Code", "CLAUDE_CONFIG_DIR"
+	case Codex:
+		who, vars = "Codex", "CODEX_HOME"
+	case Pi:
+		who, vars = "pi", "PI_CODING_AGENT_DIR"
+	}
+	where := "no place to look in (HOME is not set)"
+	if ds := Looked(f, getenv); len(ds) > 0 {
+		where = "looked in " + strings.Join(ds, ", ")
+	}
+	return "no logs of " + who + " found: " + where + ": nothing to " + what + " (give their directories, or set " + vars + ")"
+}
+
+// Looked returns the directories where agent f keeps its logs (all three
+// for Unknown), whether they exist or not: Places is those that do.
+func Looked(f Format, getenv func(string) string) []string {
 	home := getenv("HOME")
 	var dirs []string
 	if f == Unknown || f == Claude {
@@ -922,13 +954,7 @@ func Places(f Format, getenv func(string) string) []string {
 			dirs = append(dirs, filepath.Join(d, "sessions"))
 		}
 	}
-	var found []string
-	for _, d := range dirs {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			found = append(found, d)
-		}
-	}
-	return found
+	return dirs
 }
 
 // isObject reports whether raw is one JSON object.
