@@ -54,6 +54,7 @@ type pending struct {
 	blocks []byte // the content blocks so far
 	n      int    // how many
 	tool   bool   // a reply with a tool call
+	copy   bool   // a message of a compaction's replacement history
 }
 
 type codexState struct {
@@ -447,7 +448,11 @@ func (c *converter) compacted(s *codexState, n int, ts string, p gjson.Result, r
 			}
 		}
 		s.at = at + "\x00replacement\x00" + strconv.Itoa(k)
+		from := len(s.queue)
 		err = c.responseItem(s, n, ts, it, nil)
+		for _, p := range s.queue[from:] {
+			p.copy = true
+		}
 		return err == nil
 	})
 	return err
@@ -480,13 +485,19 @@ func (c *converter) flush(s *codexState, u *session.Usage) error {
 		last = len(s.queue) - 1
 		c.stats.add("usage with no reply recorded", 1)
 	}
-	for i, p := range s.queue {
+	i := 0 // the index of an entry in the queue, the copies apart: the ids it had before copies were written
+	for k, p := range s.queue {
 		e := &p.e
-		e.ID = c.id("line\x00" + p.at + "\x00" + strconv.Itoa(i))
+		if p.copy {
+			e.ID = c.id("line\x00" + p.at + "\x00copy")
+		} else {
+			e.ID = c.id("line\x00" + p.at + "\x00" + strconv.Itoa(i))
+			i++
+		}
 		e.ParentID = c.last
 		if r := e.Reply; r != nil {
 			switch {
-			case u != nil && i == last:
+			case u != nil && k == last:
 				r.Usage, r.HasUsage = *u, true
 			case u != nil || s.replaying:
 				r.Usage, r.HasUsage = session.Usage{}, true

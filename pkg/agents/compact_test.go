@@ -182,3 +182,40 @@ func TestCompaction(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactionKeepsIDs: the entries of a log imported when panto kept
+// compactions as entries of the agent's own type keep their ids now that
+// they are compaction entries, so re-importing such an import cuts none of
+// them (the store's comparison is by id) and a grown log appends.
+func TestCompactionKeepsIDs(t *testing.T) {
+	for _, c := range []struct{ file, old, was string }{
+		{"pi-compact.jsonl", `"type":"compaction"`, `"type":"compaction_was"`},
+		{"pi1-compact.jsonl", `"type":"compaction"`, `"type":"compaction_was"`},
+		{"claude-compact.jsonl", `"isCompactSummary":true,`, ``},
+		{"codex-compact.jsonl", `"type":"compacted"`, `"type":"compacted_was"`},
+		{"codex-compact-local.jsonl", `"type":"compacted"`, `"type":"compacted_was"`},
+	} {
+		b, err := os.ReadFile("testdata/" + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := func(b []byte) map[string]bool {
+			out := map[string]bool{}
+			conv := convert(t, c.file, b)
+			for _, line := range bytes.Split(bytes.TrimSuffix(conv.session, []byte("\n")), []byte("\n"))[1:] {
+				out[gjson.GetBytes(line, "id").Str] = true
+			}
+			return out
+		}
+		before := bytes.ReplaceAll(b, []byte(c.old), []byte(c.was))
+		if bytes.Equal(before, b) {
+			t.Fatalf("%s: no %s", c.file, c.old)
+		}
+		now := ids(b)
+		for id := range ids(before) {
+			if !now[id] {
+				t.Errorf("%s: entry %s of the conversion before compactions is gone", c.file, id)
+			}
+		}
+	}
+}
