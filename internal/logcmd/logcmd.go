@@ -209,6 +209,13 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		msgs = append(msgs, in...)
 	}
 	if len(msgs) == 0 {
+		// A FILE that is no session file is the mistake to say, not the
+		// empty stdin (it is checked here, not before every append).
+		if r, err := st.Open(ctx, c.File); err == nil {
+			r.Close()
+		} else if errors.Is(err, store.ErrIsDir) {
+			return storeError(fmt.Errorf("%w: %s", store.ErrIsDir, c.File), c.File)
+		}
 		return exitcode.Usagef("no message lines on stdin: nothing appended (give message lines, or --user TEXT)")
 	}
 	stores.SetWait(st, c.Wait)

@@ -55,7 +55,7 @@ var exits = []struct {
 	{store.ErrNoStamp, exitcode.Usage, exitcode.Usage, "", "", ""},
 	{store.ErrNoParent, exitcode.Usage, exitcode.Usage, "", "", ""},
 	{store.ErrEmpty, exitcode.Usage, exitcode.Usage, "", "", ""},
-	{store.ErrIsDir, exitcode.Usage, exitcode.Failure, "", "give a session file (panto-log list shows them)", "give session files"},
+	{store.ErrIsDir, exitcode.Usage, exitcode.Failure, "give a session file (panto-log new prints the path of a new one)", "give a session file (panto-log list shows them)", "give session files"},
 	{catalog.ErrNotRegular, exitcode.Failure, exitcode.Failure, "", "", "give session files"},
 	{store.ErrAmbiguousID, exitcode.Usage, exitcode.Usage, "", "", ""},
 	{store.ErrNoSuchSession, exitcode.Usage, exitcode.Failure, "", "give a session file (panto-log latest prints the newest)", ""},
