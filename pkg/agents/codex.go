@@ -2,6 +2,7 @@ package agents
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"path/filepath"
@@ -69,11 +70,11 @@ type codexState struct {
 	// copying says that the items read are a compaction's replacement
 	// history: no new turn, no usage of their own.
 	copying bool
-	systems map[string]bool // the system messages written, by their content blocks
+	systems map[[32]byte]bool // the system messages written, by a hash of their content blocks
 }
 
 func (c *converter) codex() error {
-	s := codexState{provider: "openai", model: "unknown", context: -1, systems: map[string]bool{}}
+	s := codexState{provider: "openai", model: "unknown", context: -1, systems: map[[32]byte]bool{}}
 	lr := c.newLines()
 	for {
 		n, _, raw, err := c.line(lr)
@@ -308,12 +309,13 @@ func (c *converter) responseItem(s *codexState, n int, ts string, p gjson.Result
 		}
 		defer func() {
 			if role != "user" && role != "assistant" {
-				if s.copying && s.systems[string(e.blocks)] {
+				sum := sha256.Sum256(e.blocks)
+				if s.copying && s.systems[sum] {
 					s.queue = s.queue[:len(s.queue)-1] // on the path already: kept
 					c.stats.add("replacement history system messages on the path already", 1)
 					return
 				}
-				s.systems[string(e.blocks)] = true
+				s.systems[sum] = true
 			}
 		}()
 		for _, v := range parts {
