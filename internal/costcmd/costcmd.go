@@ -284,7 +284,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	if format != "table" && len(set.Sources) == 1 && set.Builtin() {
 		warn("prices: %s (a models.toml or --pricing FILE adds prices and replaces them model by model; panto-cost --prices shows them)", prices)
 	}
-	if skip.corrupt+skip.torn+skip.invalid+skip.duplicate+skip.foreign > 0 {
+	if skip.corrupt+skip.torn+skip.invalid+skip.duplicate+skip.foreign+skip.badSessions > 0 {
 		return exitcode.Findings, nil
 	}
 	return exitcode.OK, nil

@@ -24,6 +24,7 @@ type job struct {
 	in    goio.Reader
 	close func()
 	err   error // the input could not be opened
+	bad   error // a session of --all whose rows are no session: skipped, said
 	out   chan *[]item
 }
 
@@ -96,7 +97,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 			case <-quit:
 				return false
 			}
-			if j.err != nil {
+			if j.err != nil || j.bad != nil {
 				close(j.out)
 				return true
 			}
@@ -107,12 +108,19 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 				return false
 			}
 		}
+		all := false // the sessions of --all are being opened
 		open := func(name string, err error) error {
 			if err != nil {
 				send(&job{label: name, err: openError(err, name)})
 				return errStop
 			}
 			f, err := st.Open(ctx, name)
+			if errors.Is(err, store.ErrBadRow) && all {
+				if !send(&job{label: name, bad: err}) {
+					return errStop
+				}
+				return errBadRow
+			}
 			if err != nil {
 				send(&job{label: name, err: openError(err, name)})
 				return errStop
@@ -155,8 +163,14 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 				send(&job{label: "--all", err: exitcode.New(exitcode.Failure, err)})
 				return
 			}
+			all = true
 			for i := len(list) - 1; i >= 0; i-- { // oldest first, as a directory's files sort
-				if open(list[i].Path, nil) != nil {
+				// A session whose rows are no session (SPEC §10: rows are
+				// input) is one bad input of many: said and skipped, as a
+				// corrupt line is, and the rest counted.
+				if err := open(list[i].Path, nil); errors.Is(err, errBadRow) {
+					continue
+				} else if err != nil {
 					return
 				}
 			}
@@ -166,6 +180,11 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 	for j := range ordered {
 		if j.err != nil {
 			return j.err
+		}
+		if j.bad != nil {
+			warn("%v: skipped", j.bad)
+			skip.badSessions++
+			continue
 		}
 		copies := 0
 		for b := range j.out {
@@ -224,8 +243,12 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 	return nil
 }
 
-// errStop ends a walk whose error is already on its way.
-var errStop = errors.New("stop")
+// errStop ends a walk whose error is already on its way; errBadRow says
+// a session of --all was skipped.
+var (
+	errStop   = errors.New("stop")
+	errBadRow = errors.New("bad rows")
+)
 
 // openError is the error of an input that cannot be read, with its exit
 // code.
@@ -277,4 +300,5 @@ func (s *skipped) add(o skipped) {
 	s.duplicate += o.duplicate
 	s.noTime += o.noTime
 	s.foreign += o.foreign
+	s.badSessions += o.badSessions
 }

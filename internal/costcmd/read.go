@@ -40,6 +40,7 @@ type turn struct {
 type skipped struct {
 	corrupt, torn, invalid, duplicate, noTime int
 	foreign                                   int // files in no format panto reads
+	badSessions                               int // sessions of --all whose database rows are no session
 }
 
 // counted is the set of replies counted so far, over every input: a

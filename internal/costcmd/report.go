@@ -289,7 +289,7 @@ func writeJSON(w io.Writer, by string, rows []*row, total *row, skip skipped, pr
 }
 
 func (s skipped) m() map[string]int {
-	return map[string]int{"corruptLines": s.corrupt, "tornTails": s.torn, "invalidEntries": s.invalid, "duplicateEntries": s.duplicate, "noTimestamp": s.noTime, "foreignFiles": s.foreign}
+	return map[string]int{"corruptLines": s.corrupt, "tornTails": s.torn, "invalidEntries": s.invalid, "duplicateEntries": s.duplicate, "noTimestamp": s.noTime, "foreignFiles": s.foreign, "badSessions": s.badSessions}
 }
 
 // tableWidth is how a table is fitted: the columns it may use (0: no

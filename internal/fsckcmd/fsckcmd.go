@@ -183,7 +183,15 @@ func checkStored(st store.Store, name string) *fsck.Report {
 // errorReport is the report of an input that could not be read: what the
 // one table of store errors says (stores), its exit code as fsck(8)'s bit
 // (a usage error, an ambiguous id prefix, is 16; any other 8).
+//
+// A session whose database rows are no session (SPEC §10: rows are input,
+// and a read refuses them) is damaged instead, left unrepaired (bit 4): the
+// rows are not fsck's to repair, and a cron job's --all goes on with the
+// others and says which one.
 func errorReport(name string, err error) *fsck.Report {
+	if errors.Is(err, store.ErrBadRow) {
+		return &fsck.Report{Path: name, Status: "damaged", Error: err.Error(), Bits: fsck.BitLeft, Findings: []fsck.Finding{}}
+	}
 	err = stores.ErrorOf(err, name, stores.Input)
 	bit := fsck.BitError
 	if exitcode.Of(err) == exitcode.Usage {
