@@ -351,9 +351,9 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response)
 	// the calls (parallel calls: different copies); the conversation goes
 	// on from the last. They are chained, in file order, each the parent
 	// of the next: every answered call is answered on the path.
-	results := map[string]string{} // a response's entry id → its last result's
-	respOf := map[string]string{}  // a response's or result's entry id → the response's
-	boundary := map[string]int64{} // a compact_boundary's uuid → the tokens before it (-1 unknown)
+	results := map[string]string{}            // a response's entry id → its last result's
+	respOf := map[string]string{}             // a response's or result's entry id → the response's
+	boundary := map[string]*compactBoundary{} // a compact_boundary's uuid → what it says
 	lr := c.newLines()
 	var copyBuf []byte
 	for {
@@ -423,19 +423,26 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response)
 			}
 		case l.typ == "user" && l.msg && l.compactSummary:
 			// Claude Code's compaction: a compact_boundary, then this summary,
-			// from which on the model is sent the summary and what follows it
-			// (nothing before the boundary is kept).
+			// from which on the model is sent the summary and what follows it.
+			// Nothing before the boundary is kept, but a preserved segment
+			// the boundary names: its messages, from its head, are sent after
+			// the summary, and the conversation goes on from its tail (Claude
+			// Code relinks the head to the summary when it loads the log).
 			parent := parentOf(l.parent)
 			id := c.id(l.uuid + "\x00" + c.at(n))
 			ids[strings.Clone(l.uuid)] = id
-			tokens, ok := boundary[l.parent]
-			if !ok {
-				tokens = -1
+			b := boundary[l.parent]
+			if b == nil {
+				b = &compactBoundary{tokens: -1}
 			}
+			kept := ids[b.head]
 			c.e = Entry{Line: n, ID: id, ParentID: parent, Timestamp: ts}
-			c.compaction(&c.e, "claude", raw, c.claudeText(l.content), "", tokens)
+			c.compaction(&c.e, "claude", raw, c.claudeText(l.content), kept, b.tokens)
 			if err := c.emit(&c.e); err != nil {
 				return err
+			}
+			if kept != "" {
+				ids[b.tail] = id
 			}
 		case l.typ == "user" && l.msg:
 			parent := parentOf(l.parent)
@@ -477,11 +484,15 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response)
 				if id, ok := ids[gjson.GetBytes(raw, "logicalParentUuid").Str]; ok && l.parent == "" {
 					parent = id
 				}
-				t := gjson.GetBytes(raw, "compactMetadata.preTokens")
-				boundary[strings.Clone(l.uuid)] = -1
-				if t.Type == gjson.Number {
-					boundary[l.uuid] = t.Int()
+				m := gjson.GetBytes(raw, "compactMetadata")
+				b := &compactBoundary{tokens: -1, head: m.Get("preservedSegment.headUuid").Str, tail: m.Get("preservedSegment.tailUuid").Str}
+				if t := m.Get("preTokens"); t.Type == gjson.Number {
+					b.tokens = t.Int()
 				}
+				if b.tail == "" {
+					b.head = "" // a segment with no end: none
+				}
+				boundary[strings.Clone(l.uuid)] = b
 			}
 			id := c.id(l.uuid + "\x00" + c.at(n))
 			if l.uuid != "" {
@@ -553,6 +564,14 @@ func (c *converter) claudeBlock(b []byte, blk gjson.Result, nb *int) []byte {
 		c.stats.add(typ+" blocks kept as text", 1)
 		return appendBlock(b, "text", "text", rawjson.AppendString(nil, "["+typ+"] "+blk.Raw))
 	}
+}
+
+// compactBoundary is what a compact_boundary line says: the tokens before
+// it (-1 unknown) and the segment it preserves (its first and last
+// message's uuids; "" for none).
+type compactBoundary struct {
+	tokens     int64
+	head, tail string
 }
 
 // claudeText is a message's content as text: the string, or its text

@@ -90,6 +90,15 @@ func TestCompaction(t *testing.T) {
 			full:     6,
 			compacts: []string{" 330"},
 			replies:  3, usage: session.Usage{Input: 600, Output: 60}},
+		{name: "claude: a preserved segment is kept", file: "claude-compact.jsonl", edit: func(b []byte) []byte {
+			b = bytes.Replace(b, []byte(`"preTokens":330}`), []byte(`"preTokens":330,"preservedSegment":{"headUuid":"00000000-0000-4000-8000-000000000002","anchorUuid":"00000000-0000-4000-8000-000000000006","tailUuid":"00000000-0000-4000-8000-000000000004"}}`), 1)
+			// What follows goes on from the segment's tail.
+			return bytes.Replace(b, []byte(`{"parentUuid":"00000000-0000-4000-8000-000000000006"`), []byte(`{"parentUuid":"00000000-0000-4000-8000-000000000004"`), 1)
+		},
+			sent:     []string{"user: " + intro + "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nWe listed the files: a.txt.", "assistant: toolUse toolu_1", "user: toolResult toolu_1", "assistant: one", "user: second", "assistant: two"},
+			full:     6,
+			compacts: []string{"assistant: toolUse toolu_1 330"},
+			replies:  3, usage: session.Usage{Input: 600, Output: 60}},
 		{name: "claude: a call open at the compaction is answered before it", file: "claude-compact.jsonl", edit: withoutLines(3, 4),
 			sent:     []string{"user: " + intro + "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nWe listed the files: a.txt.", "user: second", "assistant: two"},
 			full:     5,
