@@ -11,6 +11,8 @@ import (
 	"io"
 	goio "io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
@@ -160,6 +162,8 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 				p = "-" // stdin: no directory beside it
 			}
 			o.Subagents = subagents(io, agents.Source{Path: p, R: src, Size: srcSize})
+		} else if origin := headerOrigin(r, size); origin.Get("agent").Str == "claude" && origin.Get("id").Str != "" && g.File != "" && g.File != "-" {
+			o.Subagents = g.importedSubagents(io, s, path, origin.Get("id").Str)
 		}
 		err = s.WriteHTML(out, path, o)
 	case "entries":
@@ -252,6 +256,105 @@ func subagents(io cli.IO, src agents.Source) map[string]replay.Subagent {
 		out[sub.ToolUseID] = replay.Subagent{Agent: sub.AgentID, From: sub.From, Session: s, Path: path}
 	}
 	return out
+}
+
+// headerOrigin is the "origin" of a session's header line (SPEC §11): what
+// it was imported from.
+func headerOrigin(r goio.ReaderAt, size int64) gjson.Result {
+	line, _ := bufio.NewReaderSize(goio.NewSectionReader(r, 0, size), 64<<10).ReadSlice('\n')
+	return gjson.GetBytes(line, "origin")
+}
+
+// importedSubagents finds, for a session imported from Claude Code, the
+// sessions of the same store imported from its subagents' files (their
+// origin's parent is its origin's id), and ties each to the Task call of
+// the path whose prompt is the subagent's first prompt, each once, in the
+// store's order (the import keeps no agent id to tie them by).
+func (g *grammar) importedSubagents(io cli.IO, s *replay.Session, path []int32, originID string) map[string]replay.Subagent {
+	type call struct{ id, prompt string }
+	var calls []call
+	s.EachLine(path, func(i int32, line []byte) error {
+		gjson.GetBytes(s.Log.Nodes[i].Message(line), "content").ForEach(func(_, b gjson.Result) bool {
+			if n := b.Get("name").Str; b.Get("type").Str == "toolUse" && (n == "Task" || n == "Agent") {
+				calls = append(calls, call{b.Get("id").Str, gjson.Get(b.Get("input").Str, "prompt").Str})
+			}
+			return true
+		})
+		return nil
+	})
+	if len(calls) == 0 {
+		return nil
+	}
+	st, err := stores.Open(g.Store, io)
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	ctx := context.Background()
+	list, err := st.List(ctx, s.Log.Header.Cwd, false, func(error) {})
+	if err != nil {
+		cli.Warnf(io.Stderr, name, "%s: its subagents: %v: not shown", g.File, err)
+		return nil
+	}
+	out := map[string]replay.Subagent{}
+	for _, sum := range list {
+		if sum.Agent != "claude" || sum.Prompt == "" {
+			continue
+		}
+		// The list's prompt is a title (spaces folded, cut): a first
+		// sieve; the subagent's own first prompt decides below.
+		if !slices.ContainsFunc(calls, func(c call) bool { return session.PromptTitle(c.prompt) == sum.Prompt && out[c.id].Session == nil }) {
+			continue
+		}
+		f, err := st.Open(ctx, sum.Path)
+		if err != nil {
+			continue
+		}
+		origin := headerOrigin(f, f.Size())
+		if origin.Get("parent").Str != originID {
+			f.Close()
+			continue
+		}
+		sub, err := replay.Open(f, f.Size())
+		if err != nil {
+			f.Close()
+			continue
+		}
+		var p []int32
+		if leaf, _ := sub.Leaf(""); leaf >= 0 {
+			p = sub.Log.Path(leaf)
+		}
+		first := firstPrompt(sub, p)
+		k := slices.IndexFunc(calls, func(c call) bool { return c.prompt == first && out[c.id].Session == nil })
+		if k < 0 {
+			f.Close()
+			continue
+		}
+		agent := strings.TrimPrefix(origin.Get("id").Str, "agent-")
+		from := "the session " + sum.ID + " of this store, imported from " + origin.Get("path").Str
+		out[calls[k].id] = replay.Subagent{Agent: agent, From: from, Session: sub, Path: p} // f is read as the page is written, and goes with the process
+	}
+	return out
+}
+
+// firstPrompt is the text of the first user message of the path.
+func firstPrompt(s *replay.Session, path []int32) string {
+	text := ""
+	errFound := errors.New("found")
+	s.EachLine(path, func(i int32, line []byte) error {
+		if s.Log.Nodes[i].Role != session.User {
+			return nil
+		}
+		gjson.GetBytes(s.Log.Nodes[i].Message(line), "content").ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").Str == "text" {
+				text = b.Get("text").Str
+				return false
+			}
+			return true
+		})
+		return errFound
+	})
+	return text
 }
 
 // warn reports on stderr what the reader skipped, and returns 1 when a
