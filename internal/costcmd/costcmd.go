@@ -54,7 +54,7 @@ func Main() int { return Run(os.Args[1:], cli.OS()) }
 // Run runs panto-cost with args.
 func Run(args []string, io cli.IO) int {
 	var g grammar
-	_, code, done := cli.Parse(name, "Exact costs of token usage from session files, entry lines or message lines.", &g, args, io, nil)
+	_, code, done := cli.Parse(name, "Exact costs of token usage from session files (panto's, or Claude Code, Codex and pi logs: --from reads their places), entry lines or message lines.", &g, args, io, nil)
 	if done {
 		return code
 	}

@@ -47,7 +47,7 @@ func Main() int { return Run(os.Args[1:], cli.OS()) }
 // Run runs panto-replay with args.
 func Run(args []string, io cli.IO) int {
 	var g grammar
-	_, code, done := cli.Parse(name, "Rebuild the conversation (and the tree) from a session file; read-only.", &g, args, io, nil)
+	_, code, done := cli.Parse(name, "Rebuild the conversation (and the tree) from a session file: panto's, or a Claude Code, Codex or pi log; read-only.", &g, args, io, nil)
 	if done {
 		return code
 	}
