@@ -173,11 +173,8 @@ func Run(args []string, io cli.IO) int {
 
 func runNew(st store.Store, io cli.IO, out io.Writer) error {
 	n, err := st.NewName(io.Cwd)
-	if errors.Is(err, catalog.ErrNoSessionDir) {
-		return exitcode.New(exitcode.Usage, err)
-	}
 	if err != nil {
-		return exitcode.New(exitcode.Failure, err)
+		return stores.ErrorOf(err, io.Cwd, stores.Write)
 	}
 	_, err = fmt.Fprintln(out, n)
 	return err
@@ -324,11 +321,8 @@ func sessions(ctx context.Context, st store.Store, io cli.IO, all bool) ([]store
 	list, err := st.List(ctx, io.Cwd, all, func(err error) {
 		cli.Warnf(io.Stderr, name, "%v: skipped (a session is a regular file)", err)
 	})
-	switch {
-	case errors.Is(err, catalog.ErrNoSessionDir):
-		return nil, exitcode.New(exitcode.Usage, err)
-	case err != nil:
-		return nil, exitcode.New(exitcode.Failure, err)
+	if err != nil {
+		return nil, stores.ErrorOf(err, io.Cwd, stores.Read)
 	}
 	return list, nil
 }
@@ -501,12 +495,10 @@ func runLatest(ctx context.Context, st store.Store, io cli.IO, out io.Writer) er
 func (c *resolveCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
 	p, err := st.Resolve(ctx, io.Cwd, c.All, c.Prefix)
 	switch {
-	case errors.Is(err, store.ErrAmbiguousID), errors.Is(err, catalog.ErrNoSessionDir):
-		return exitcode.New(exitcode.Usage, err)
-	case errors.Is(err, store.ErrNoSuchSession):
+	case errors.Is(err, store.ErrNoSuchSession): // nothing matched: a finding (SPEC §7)
 		return exitcode.New(exitcode.Findings, err)
 	case err != nil:
-		return exitcode.New(exitcode.Failure, err)
+		return stores.ErrorOf(err, c.Prefix, stores.Read)
 	}
 	_, err = fmt.Fprintln(out, p)
 	return err

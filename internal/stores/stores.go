@@ -58,6 +58,7 @@ var exits = []struct {
 	{store.ErrIsDir, exitcode.Usage, exitcode.Failure, "give a session file (panto-log new prints the path of a new one)", "give a session file (panto-log list shows them)", "give session files"},
 	{catalog.ErrNotRegular, exitcode.Failure, exitcode.Failure, "", "", "give session files"},
 	{store.ErrAmbiguousID, exitcode.Usage, exitcode.Usage, "", "", ""},
+	{catalog.ErrNoSessionDir, exitcode.Usage, exitcode.Usage, "", "", ""},
 	{store.ErrNoSuchSession, exitcode.Usage, exitcode.Failure, "", "give a session file (panto-log latest prints the newest)", ""},
 	{store.ErrBadURL, exitcode.Usage, exitcode.Usage, "", "", ""},
 	{store.ErrNeedsFsck, exitcode.Failure, exitcode.Failure, "nothing written; run panto-fsck %s", "", ""},

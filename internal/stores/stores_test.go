@@ -30,6 +30,7 @@ func TestErrorOf(t *testing.T) {
 		{"a directory, replayed", dir, Read, exitcode.Usage, ". is a directory: give a session file (panto-log list shows them)"},
 		{"a directory, one of many", dir, Input, exitcode.Failure, ". is a directory: give session files"},
 		{"a FIFO, one of many", fmt.Errorf("%w: f.jsonl", catalog.ErrNotRegular), Input, exitcode.Failure, "catalog: not a regular file: f.jsonl: give session files"},
+		{"no sessions base, listed", fmt.Errorf("%w: HOME is not set", catalog.ErrNoSessionDir), Read, exitcode.Usage, ""},
 		{"ambiguous, one of many", &store.AmbiguousError{Prefix: "01", IDs: []string{"01a", "01b"}}, Input, exitcode.Usage, ""},
 		{"a bad row, written", store.ErrBadRow, Write, exitcode.Failure, store.ErrBadRow.Error() + ": nothing written: the database's rows are no session (written by hand?)"},
 		{"a bad row, read", store.ErrBadRow, Read, exitcode.Failure, store.ErrBadRow.Error()},
