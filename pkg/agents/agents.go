@@ -100,8 +100,10 @@ func Detect(line []byte) Format {
 	switch {
 	case typ == "session":
 		// panto's header says version 1 and has a UUIDv7 id; pi's v1
-		// header has no version, its v2 and v3 headers say 2 and 3, and
-		// pi's ids are random (v4) UUIDs. A later panto version keeps v7.
+		// header has no version, its v2 and v3 headers say 2 and 3. A
+		// later panto version keeps v7, but so do pi's ids from pi 0.80
+		// on: that header alone is taken for panto's, and the readers
+		// look at the lines after it (ambiguous, piFollows).
 		v := version.Int()
 		if version.Exists() && (v == 1 || v > 1 && isV7(id)) {
 			return Panto
@@ -119,6 +121,94 @@ func Detect(line []byte) Format {
 		return Panto // an entry of a type this version does not know
 	}
 	return Unknown
+}
+
+// ambiguous reports whether line, a first line Detect takes for panto's,
+// is a session header of a version above 1 with a UUIDv7 id: a later
+// panto's, or pi's (version 2 or 3) from pi 0.80 on. The lines after it
+// tell them apart (piFollows).
+func ambiguous(line []byte) bool {
+	line = bytes.TrimSpace(line)
+	if !isObject(line) {
+		return false
+	}
+	r := gjson.GetManyBytes(line, "type", "version", "id")
+	return r[0].Str == "session" && r[1].Type == gjson.Number && r[1].Int() > 1 && isV7(r[2].Str)
+}
+
+// headLook is how much of a log after its first line piFollows looks at,
+// and headLines how many lines: pi writes its model_change right after
+// the header, and every message of it carries pi's own fields.
+const (
+	headLook  = 64 << 10
+	headLines = 8
+)
+
+// piEntryTypes are entry types pi writes and panto does not.
+var piEntryTypes = map[string]bool{"model_change": true, "thinking_level_change": true, "session_info": true,
+	"custom": true, "custom_message": true, "branch_summary": true}
+
+// piFollows reports whether rest, the start of what follows an ambiguous
+// header, holds pi's entries: one of a type only pi writes, or a message
+// whose role panto has not (toolResult, bashExecution), with an "api", or
+// with a time in milliseconds (every pi message has one; panto's have
+// none). The last line of rest may be cut: its first fields still tell.
+func piFollows(rest []byte) bool {
+	for n := 0; len(rest) > 0 && n < headLines; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		n++
+		r := gjson.GetManyBytes(line, "type", "message.role", "message.api", "message.timestamp")
+		if piEntryTypes[r[0].Str] {
+			return true
+		}
+		if r[0].Str == "message" && (r[1].Str == "toolResult" || r[1].Str == "bashExecution" ||
+			r[2].Exists() || r[3].Type == gjson.Number) {
+			return true
+		}
+	}
+	return false
+}
+
+// headFormat is Detect of first, a log's first line, told by the lines
+// after it too when first alone cannot say (ambiguous); rest reads up to
+// headLook bytes of what follows first.
+func headFormat(first []byte, rest func() ([]byte, error)) (Format, error) {
+	f := Detect(first)
+	if f != Panto || !ambiguous(first) {
+		return f, nil
+	}
+	b, err := rest()
+	if err != nil {
+		return f, err
+	}
+	if piFollows(b) {
+		return Pi, nil
+	}
+	return f, nil
+}
+
+// after returns a reader of up to headLook bytes of r from off.
+func after(r io.ReaderAt, size, off int64) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		if off >= size {
+			return nil, nil
+		}
+		b := make([]byte, min(headLook, size-off))
+		n, err := r.ReadAt(b, off)
+		if err == io.EOF {
+			err = nil
+		}
+		return b[:n], err
+	}
 }
 
 // panto reports whether id is an entry id panto writes (SPEC §2: 8 hex
@@ -332,11 +422,14 @@ func (s *Stats) Merge(o *Stats) {
 func Read(src Source, f Format, opt Options, header func(*Header) error, entry func(*Entry) error) (Format, *Stats, error) {
 	st := &Stats{}
 	if f == Unknown {
-		first, err := firstLine(src)
+		first, end, err := firstLineEnd(src)
 		if err != nil {
 			return f, st, err
 		}
-		if f = Detect(first); f == Unknown || f == Panto {
+		if f, err = headFormat(first, after(src.R, src.Size, end)); err != nil {
+			return f, st, err
+		}
+		if f == Unknown || f == Panto {
 			return f, st, ErrNotALog
 		}
 	}
@@ -365,6 +458,12 @@ func Read(src Source, f Format, opt Options, header func(*Header) error, entry f
 // its "\n"), read in small steps: most first lines are short, and telling
 // a format must not cost reading a file.
 func firstLine(src Source) ([]byte, error) {
+	line, _, err := firstLineEnd(src)
+	return line, err
+}
+
+// firstLineEnd is firstLine, with the offset just after the line.
+func firstLineEnd(src Source) ([]byte, int64, error) {
 	var buf []byte
 	start := 0 // where the current line begins in buf
 	for off := int64(0); ; {
@@ -380,18 +479,18 @@ func firstLine(src Source) ([]byte, error) {
 				break
 			}
 			if line := buf[start : start+i]; len(bytes.TrimSpace(line)) > 0 {
-				return line, nil
+				return line, int64(start + i + 1), nil
 			}
 			start += i + 1
 		}
 		if err != nil || off >= src.Size {
 			if err != nil && err != io.EOF {
-				return nil, err
+				return nil, 0, err
 			}
 			if line := buf[start:]; len(bytes.TrimSpace(line)) > 0 {
-				return line, nil // an unterminated first line
+				return line, int64(len(buf)), nil // an unterminated first line
 			}
-			return nil, nil
+			return nil, int64(len(buf)), nil
 		}
 	}
 }
@@ -757,7 +856,7 @@ func (c *converter) next() (int, int64, []byte, error) {
 // not blank. What is not a JSON object there is left to panto's reader to
 // report (a corrupt line); an empty log is panto's too.
 func Sniff(r io.ReaderAt, size int64) (Format, error) {
-	first, err := firstLine(Source{R: r, Size: size})
+	first, end, err := firstLineEnd(Source{R: r, Size: size})
 	if err != nil || first == nil {
 		return Panto, err // nothing: panto's reader reports it
 	}
@@ -769,7 +868,7 @@ func Sniff(r io.ReaderAt, size int64) (Format, error) {
 		}
 		return Panto, nil
 	}
-	return Detect(first), nil
+	return headFormat(first, after(r, size, end))
 }
 
 // Identify tells the format of a file as a whole log, strictly: Panto only
@@ -781,7 +880,7 @@ func Sniff(r io.ReaderAt, size int64) (Format, error) {
 func Identify(r io.ReaderAt, size int64) (Format, error) {
 	lr := scan.NewReader(io.NewSectionReader(r, 0, size), 0)
 	for tries := 0; tries < 8; {
-		line, _, _, err := lr.Next()
+		line, off, _, err := lr.Next()
 		if err == io.EOF {
 			return Unknown, nil
 		}
@@ -799,7 +898,10 @@ func Identify(r io.ReaderAt, size int64) (Format, error) {
 			}
 			return Unknown, nil
 		}
-		f := Detect(t)
+		f, err := headFormat(t, after(r, size, off+int64(len(line))+1))
+		if err != nil {
+			return Unknown, err
+		}
 		if f == Panto && session.Classify(t).Kind != session.KindHeader {
 			return Unknown, nil // entry lines with no header: no session file
 		}
@@ -826,7 +928,12 @@ func SniffStream(r io.Reader) (Format, io.Reader, error) {
 		if t := bytes.TrimSpace(line); len(t) > 0 || err == io.EOF {
 			f := Panto
 			if rawjson.Valid(t) && len(t) > 0 {
-				f = Detect(t)
+				// What follows is looked at in place: Peek reads no
+				// further than the buffer, and rest still gives it.
+				f, _ = headFormat(t, func() ([]byte, error) {
+					b, _ := br.Peek(min(headLook, br.Size()))
+					return b, nil
+				})
 			}
 			return f, rest, nil
 		}

@@ -3,6 +3,7 @@ package agents
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -32,6 +33,54 @@ func TestDetect(t *testing.T) {
 		if got := Detect([]byte(c.line)); got != c.want {
 			t.Errorf("Detect(%s) = %v, want %v", c.line, got, c.want)
 		}
+	}
+}
+
+// TestSniffPiV7 is a pi session from pi 0.80 on: a version 3 header whose
+// id is a UUIDv7, as panto's own header has. Its first line alone cannot
+// tell it from a later panto version; the lines after it can (an entry type
+// only pi writes, a message with pi's own fields). Every way in (a file, a
+// stream, import's strict look, a read) must take it for pi: taken for
+// panto, it replayed as one message, imported as nothing ("is a panto
+// session already") and cost a tenth of what it did.
+func TestSniffPiV7(t *testing.T) {
+	pi, err := os.ReadFile("testdata/pi3-v7.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rest, _ := bytes.Cut(pi, []byte("\n"))
+	piMessage := rest[bytes.Index(rest, []byte(`{"type":"message"`)):]
+	pantoV2 := `{"type":"session","version":2,"id":"019dc5ba-53f6-71a5-ab8f-b1f8709c2572","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/p"}` + "\n" +
+		`{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-04-25T17:40:16.000Z","provider":"anthropic","model":"m","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}` + "\n"
+	for _, c := range []struct {
+		name, log string
+		want      Format
+	}{
+		{"pi v3, UUIDv7 id", string(pi), Pi},
+		{"pi v3, UUIDv7 id, first a message", string(header) + "\n" + string(piMessage), Pi},
+		{"pi v3, UUIDv7 id, blank lines and CRLF", string(header) + "\r\n\n" + string(rest), Pi},
+		{"a later panto version", pantoV2, Panto},
+		{"a later panto header alone", string(bytes.SplitN([]byte(pantoV2), []byte("\n"), 2)[0]), Panto},
+		{"pi v3, random id", strings.Replace(string(pi), "019c9a10-2b3c-7d4e", "019c9a10-2b3c-4d4e", 1), Pi},
+	} {
+		b := []byte(c.log)
+		if got, err := Sniff(bytes.NewReader(b), int64(len(b))); err != nil || got != c.want {
+			t.Errorf("%s: Sniff = %v, %v; want %v", c.name, got, err, c.want)
+		}
+		if got, err := Identify(bytes.NewReader(b), int64(len(b))); err != nil || got != c.want {
+			t.Errorf("%s: Identify = %v, %v; want %v", c.name, got, err, c.want)
+		}
+		got, r, err := SniffStream(bytes.NewReader(b))
+		if err != nil || got != c.want {
+			t.Errorf("%s: SniffStream = %v, %v; want %v", c.name, got, err, c.want)
+		}
+		if again, _ := io.ReadAll(r); !bytes.Equal(again, b) {
+			t.Errorf("%s: SniffStream's reader gives %q, want the stream whole", c.name, again)
+		}
+	}
+	got, err := replies(t, pi, Unknown, true)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Read(pi3-v7.jsonl, Unknown): %d replies, %v; want 2, nil", len(got), err)
 	}
 }
 
