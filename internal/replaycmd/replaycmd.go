@@ -235,11 +235,16 @@ func subagents(io cli.IO, src agents.Source) map[string]replay.Subagent {
 	}
 	out := map[string]replay.Subagent{}
 	for _, sub := range subs {
-		if sub.Log == nil { // the result names it, and it is nowhere: said under the call
+		if !sub.Found { // the result names it, and it is nowhere: said under the call
 			out[sub.ToolUseID] = replay.Subagent{Agent: sub.AgentID, From: sub.From}
 			continue
 		}
-		tmp, n, _, err := agents.Convert(agents.Source{Path: sub.From, R: bytes.NewReader(sub.Log), Size: int64(len(sub.Log))}, agents.Claude)
+		log, err := sub.Read() // one at a time: converted, it is a temporary file
+		if err != nil {
+			cli.Warnf(io.Stderr, name, "%s: the subagent of tool call %s (%s): %v: not shown", src.Path, sub.ToolUseID, sub.From, err)
+			continue
+		}
+		tmp, n, _, err := agents.Convert(agents.Source{Path: sub.From, R: bytes.NewReader(log), Size: int64(len(log))}, agents.Claude)
 		if err != nil {
 			cli.Warnf(io.Stderr, name, "%s: the subagent of tool call %s (%s): %v: not shown", src.Path, sub.ToolUseID, sub.From, err)
 			continue

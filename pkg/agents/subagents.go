@@ -3,6 +3,7 @@ package agents
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -21,7 +22,47 @@ type Subagent struct {
 	ToolUseID string // the call that started it
 	AgentID   string // Claude Code's id of the subagent, when the log says it
 	From      string // where it was read: its subagents/ file, or the session's progress or sidechain lines
-	Log       []byte // its transcript, lines of Claude Code's format; nil when it is nowhere
+	// Found says whether its transcript is there to Read; when it is
+	// not, From is the file it would be in.
+	Found bool
+	read  func() ([]byte, error)
+}
+
+// Read returns the subagent's transcript, lines of Claude Code's format,
+// read now (from its file, or from the session's lines it is in): a
+// session's subagents are not all held at once.
+func (s Subagent) Read() ([]byte, error) {
+	if s.read == nil {
+		return nil, nil
+	}
+	return s.read()
+}
+
+// lines are pieces of a session's bytes, each a line of a subagent's
+// transcript once a newline is put after it.
+type lines struct {
+	r      io.ReaderAt
+	pieces []span
+	n      int
+}
+
+func (l *lines) add(off int64, n int) {
+	if l.n+n < maxSubagentLog {
+		l.pieces = append(l.pieces, span{off, n})
+		l.n += n + 1
+	}
+}
+
+func (l *lines) read() ([]byte, error) {
+	b := make([]byte, 0, l.n)
+	for _, p := range l.pieces {
+		b = b[:len(b)+p.n]
+		if _, err := l.r.ReadAt(b[len(b)-p.n:], p.off); err != nil {
+			return nil, err
+		}
+		b = append(b, '\n')
+	}
+	return b, nil
 }
 
 // subagentTools are the names of Claude Code's tool that starts a
@@ -52,20 +93,21 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 	type call struct{ id, prompt string }
 	type chain struct {
 		prompt string
-		log    []byte
+		log    lines
 		used   bool
 	}
 	var (
 		calls     []call
+		seen      = map[string]bool{}   // the calls met
 		agentOf   = map[string]string{} // call id → agent id
-		progress  = map[string][]byte{} // call id → the subagent's lines
+		progress  = map[string]*lines{} // call id → the subagent's lines, in the progress lines' data
 		chains    []*chain
 		chainOf   = map[string]*chain{} // a sidechain line's uuid → its chain
 		sessionID string
 	)
 	lr := scan.NewReader(io.NewSectionReader(src.R, 0, src.Size), 0)
 	for {
-		raw, _, _, err := lr.Next()
+		raw, off, _, err := lr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -86,8 +128,9 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 		}
 		if !sidechain && task {
 			gjson.GetBytes(raw, "message.content").ForEach(func(_, b gjson.Result) bool {
-				if b.Get("type").Str == "tool_use" && subagentTools[b.Get("name").Str] {
-					calls = append(calls, call{b.Get("id").Str, b.Get("input.prompt").Str})
+				if id := b.Get("id").Str; b.Get("type").Str == "tool_use" && subagentTools[b.Get("name").Str] && !seen[id] {
+					seen[id] = true // a response's copies repeat its calls
+					calls = append(calls, call{id, b.Get("input.prompt").Str})
 				}
 				return true
 			})
@@ -106,8 +149,11 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 			l := gjson.ParseBytes(raw)
 			d := l.Get("data")
 			if tid := l.Get("parentToolUseID").Str; d.Get("type").Str == "agent_progress" && tid != "" {
-				if m := d.Get("message"); m.IsObject() && len(progress[tid]) < maxSubagentLog {
-					progress[tid] = append(append(progress[tid], m.Raw...), '\n')
+				if m := gjson.GetBytes(raw, "data.message"); m.IsObject() && m.Index > 0 && m.Index+len(m.Raw) <= len(raw) && string(raw[m.Index:m.Index+len(m.Raw)]) == m.Raw {
+					if progress[tid] == nil {
+						progress[tid] = &lines{r: src.R}
+					}
+					progress[tid].add(off+int64(m.Index), len(m.Raw))
 				}
 				if a := d.Get("agentId").Str; a != "" && agentOf[tid] == "" {
 					agentOf[tid] = a
@@ -124,9 +170,8 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 			if c.prompt == "" && l.Get("type").Str == "user" {
 				c.prompt = promptOf(l.Get("message.content"))
 			}
-			if len(c.log) < maxSubagentLog {
-				c.log = append(append(c.log, raw...), '\n')
-			}
+			c.log.r = src.R
+			c.log.add(off, len(raw))
 			if u := l.Get("uuid").Str; u != "" {
 				chainOf[u] = c
 			}
@@ -140,13 +185,13 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 	for _, c := range calls {
 		s := Subagent{ToolUseID: c.id, AgentID: agentOf[c.id]}
 		if f := files[s.AgentID]; s.AgentID != "" && f != nil && !f.used {
-			s.From, s.Log, f.used = f.path, f.log(), true
-		} else if p := progress[c.id]; len(p) > 0 {
-			s.From, s.Log = "the session's progress lines", p
+			s.From, s.read, f.used = f.path, f.log, true
+		} else if p := progress[c.id]; p != nil {
+			s.From, s.read = "the session's progress lines", p.read
 		} else if c.prompt != "" {
 			for _, a := range slices.Sorted(maps.Keys(files)) {
 				if f := files[a]; !f.used && f.prompt() == c.prompt {
-					s.From, s.Log, f.used = f.path, f.log(), true
+					s.From, s.read, f.used = f.path, f.log, true
 					if s.AgentID == "" {
 						s.AgentID = f.agent
 					}
@@ -154,50 +199,62 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 				}
 			}
 			for _, ch := range chains {
-				if s.Log == nil && !ch.used && ch.prompt == c.prompt {
-					s.From, s.Log, ch.used = "the session's sidechain lines", ch.log, true
+				if s.read == nil && !ch.used && ch.prompt == c.prompt {
+					s.From, s.read, ch.used = "the session's sidechain lines", ch.log.read, true
 				}
 			}
 		}
-		if s.Log == nil && s.AgentID != "" {
+		s.Found = s.read != nil
+		if !s.Found && s.AgentID != "" {
 			s.From = subagentPath(src.Path, s.AgentID)
 		}
-		if s.Log != nil || s.AgentID != "" {
+		if s.Found || s.AgentID != "" {
 			out = append(out, s)
 		}
 	}
 	return out, nil
 }
 
-// subagentFile is a subagents/agent-ID.jsonl file, read when needed.
+// subagentFile is a subagents/agent-ID.jsonl file.
 type subagentFile struct {
 	path, agent string
 	used        bool
-	b           []byte
-	read        bool
 }
 
-func (f *subagentFile) log() []byte {
-	if !f.read {
-		f.read = true
-		if fh, err := os.Open(f.path); err == nil {
-			if fi, err := fh.Stat(); err == nil && fi.Mode().IsRegular() {
-				f.b, _ = io.ReadAll(io.LimitReader(fh, maxSubagentLog))
-			}
-			fh.Close()
-		}
+// log reads the file, a regular one, to at most maxSubagentLog bytes.
+func (f *subagentFile) log() ([]byte, error) {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return nil, err
 	}
-	return f.b
+	defer fh.Close()
+	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", f.path)
+	}
+	return io.ReadAll(io.LimitReader(fh, maxSubagentLog))
 }
 
-// prompt is the first user prompt of the file.
+// prompt is the first user prompt of the file, read to its first user
+// line only.
 func (f *subagentFile) prompt() string {
-	for _, line := range bytes.Split(f.log(), []byte("\n")) {
-		if l := gjson.ParseBytes(line); l.Get("type").Str == "user" {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	lr := scan.NewReader(fh, 0)
+	for {
+		raw, _, _, err := lr.Next()
+		if err != nil {
+			return ""
+		}
+		if l := gjson.ParseBytes(raw); l.Get("type").Str == "user" {
 			return promptOf(l.Get("message.content"))
 		}
 	}
-	return ""
 }
 
 // subagentPath is where the transcript of agent a of the session at path

@@ -69,11 +69,22 @@ func TestClaudeSubagents(t *testing.T) {
 			}
 			for i, w := range c.want {
 				s := subs[i]
-				if s.ToolUseID != w.call || s.AgentID != w.agent || s.From != w.from || !strings.Contains(string(s.Log), w.has) || (w.has == "") != (s.Log == nil) {
-					t.Errorf("subagent %d: %s %q %q (log has %q: %v), want %+v", i, s.ToolUseID, s.AgentID, s.From, w.has, strings.Contains(string(s.Log), w.has), w)
+				log, err := s.Read()
+				if err != nil {
+					t.Fatal(err)
 				}
-				if bytes.Contains(s.Log, []byte("Something else")) {
+				if s.ToolUseID != w.call || s.AgentID != w.agent || s.From != w.from || !strings.Contains(string(log), w.has) || (w.has == "") != !s.Found || s.Found != (log != nil) {
+					t.Errorf("subagent %d: %s %q %q found %v (log has %q: %v), want %+v", i, s.ToolUseID, s.AgentID, s.From, s.Found, w.has, strings.Contains(string(log), w.has), w)
+				}
+				if bytes.Contains(log, []byte("Something else")) {
 					t.Errorf("subagent %d is the file no call names (agent-zz)", i)
+				}
+				// Each line of a transcript read from the session's lines is
+				// one JSON object, as in a file.
+				for _, l := range bytes.Split(bytes.TrimSuffix(log, []byte("\n")), []byte("\n")) {
+					if s.Found && !isObject(l) {
+						t.Errorf("subagent %d: line %q is no JSON object", i, l)
+					}
 				}
 			}
 		})

@@ -69,8 +69,9 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	total := totals{Cost: pricing.Zero(), SubCost: pricing.Zero()}
 	total.Title, _, total.Agent = session.TitleOf(s.r, math.MaxInt64) // an import's own title, or the first prompt
 	total.Title, total.Agent = clean(total.Title), clean(total.Agent)
-	shown := map[string]bool{} // tool results already shown beside their calls
-	var stamp string           // the provider/model of the last request, to show changes
+	shown := map[string]bool{}  // tool results already shown beside their calls
+	nested := map[string]bool{} // the calls whose subagent is shown: once a page
+	var stamp string            // the provider/model of the last request, to show changes
 	err = s.EachLine(path, func(i int32, line []byte) error {
 		n := &s.Log.Nodes[i]
 		if n.Kind != session.KindMessage {
@@ -83,7 +84,7 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 		if err != nil || v == nil {
 			return err
 		}
-		if err := nestSubagents(v, o, &total); err != nil {
+		if err := nestSubagents(v, o, nested, &total); err != nil {
 			return err
 		}
 		if v.Role == "user" {
@@ -115,14 +116,16 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 }
 
 // nestSubagents puts under each tool call of v that started a subagent
-// that subagent's conversation, rendered, and counts it in the total.
-func nestSubagents(v *messageView, o HTMLOptions, total *totals) error {
+// that subagent's conversation, rendered, and counts it in the total; a
+// call met again (a log that repeats it) is not given it twice.
+func nestSubagents(v *messageView, o HTMLOptions, nested map[string]bool, total *totals) error {
 	for k := range v.Blocks {
 		b := &v.Blocks[k]
 		sub, ok := o.Subagents[b.ID]
-		if b.Kind != "call" || !ok {
+		if b.Kind != "call" || !ok || nested[b.ID] {
 			continue
 		}
+		nested[b.ID] = true
 		if sub.Session == nil {
 			b.Sub = &subagentView{Agent: clean(sub.Agent), From: clean(sub.From), Missing: true}
 			continue
