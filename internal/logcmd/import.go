@@ -366,15 +366,19 @@ func put(ctx context.Context, st store.Store, tmp *os.File, size int64, force bo
 			}
 			defer other.Close()
 			return put(ctx, st, other, n, force, warn)
-		case d.after == "":
-			return "", "", 0, fmt.Errorf("%w: %s shares no entry with its source (imported from another file?): nothing written", store.ErrConflict, res.Name)
 		case d.theirs > 0 && !force:
-			return "", "", 0, errFinding{fmt.Errorf("the source changed, and %s holds %d entries after entry %s that the source does not (appended since the import?): importing it would cut them: nothing written (give --force to cut them aside, as panto-log truncate keeps them)", res.Name, d.theirs, d.after)}
+			return "", "", 0, errFinding{fmt.Errorf("the source changed, and %s holds %d entries after %s that the source does not (appended since the import?): importing it would cut them: nothing written (give --force to cut them aside, as panto-log truncate keeps them)", res.Name, d.theirs, d.where())}
 		}
-		cut, terr := st.Truncate(ctx, res.Name, d.after)
+		// Parted at the first entry (a conversion rule of an older panto,
+		// the same header), the cut is of every entry: after the header.
+		after := d.after
+		if after == "" {
+			after = d.id
+		}
+		cut, terr := st.Truncate(ctx, res.Name, after)
 		if err = terr; err == nil {
 			if cut != nil {
-				warn("%s: the source changed after entry %s: %d entries cut, kept in %s", res.Name, d.after, cut.Entries, cut.SavedAs)
+				warn("%s: the source changed after %s: %d entries cut, kept in %s", res.Name, d.where(), cut.Entries, cut.SavedAs)
 			}
 			res, err = st.Receive(ctx, io.NewSectionReader(tmp, 0, size))
 		}
@@ -395,8 +399,17 @@ func put(ctx context.Context, st store.Store, tmp *os.File, size int64, force bo
 // difference is how a session parts from the conversion of its source.
 type difference struct {
 	header []byte // the session's header, when only it differs from the conversion's (its origin)
-	after  string // the last entry both hold, byte for byte, at the same place
+	after  string // the last entry both hold, byte for byte, at the same place ("": none)
 	theirs int    // entries of the session after that which the conversion does not hold
+	id     string // the session's id (its header's)
+}
+
+// where names the place the session and its conversion part, for a message.
+func (d difference) where() string {
+	if d.after == "" {
+		return "its header"
+	}
+	return "entry " + d.after
 }
 
 // compare reads the session and tmp side by side, up to where they part.
@@ -448,7 +461,9 @@ func compare(ctx context.Context, st store.Store, name string, tmp *os.File, siz
 			}
 			return d, nil
 		}
-		if i > 0 {
+		if i == 0 {
+			d.id = gjson.GetBytes(x, "id").Str
+		} else {
 			d.after = gjson.GetBytes(x, "id").Str
 		}
 	}

@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -211,18 +212,28 @@ func (fs *Files) Truncate(_ context.Context, path, after string) (*store.Cut, er
 	}
 	from := l.Good
 	if after != "" {
-		i := l.Lookup(after)
-		if i < 0 {
+		switch i := l.Lookup(after); {
+		case i >= 0:
+			n := l.Nodes[i]
+			from = n.Off + n.Len + 1
+		case l.HeaderOK && after == l.Header.ID: // every entry
+			from = headerEnd(f)
+		default:
 			return nil, fmt.Errorf("%w: %s has no entry %q", store.ErrNoParent, path, after)
 		}
-		n := l.Nodes[i]
-		from = n.Off + n.Len + 1
 	}
 	if from >= l.Size {
 		return nil, nil
 	}
 	index.Forget(fs.CacheDir, path)
 	return CutAt(f, path, from, l.Size, l.EntriesFrom(from))
+}
+
+// headerEnd is the offset after the first line of f (its header, which a
+// scan found whole).
+func headerEnd(f *os.File) int64 {
+	line, _ := bufio.NewReader(io.NewSectionReader(f, 0, 1<<62)).ReadSlice('\n')
+	return int64(len(line))
 }
 
 // OpenLocked opens the session file at path to write (appends go to its

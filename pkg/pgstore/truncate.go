@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
@@ -34,10 +35,14 @@ func (p *PG) Truncate(ctx context.Context, name, after string) (*store.Cut, erro
 		}
 		var seq int64
 		if err := tx.QueryRow(ctx, `SELECT seq FROM panto_entries WHERE session = $1 AND id_bytes = $2 AND valid`, id, []byte(after)).Scan(&seq); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
+			switch {
+			case errors.Is(err, pgx.ErrNoRows) && after == id: // every entry
+				after = ""
+			case errors.Is(err, pgx.ErrNoRows):
 				return fmt.Errorf("%w: session %s has no entry %q", store.ErrNoParent, id, after)
+			default:
+				return err
 			}
-			return err
 		}
 		if seq >= st.entries {
 			return nil
@@ -53,9 +58,11 @@ func (p *PG) Truncate(ctx context.Context, name, after string) (*store.Cut, erro
 		if _, err := tx.Exec(ctx, `DELETE FROM panto_entries WHERE session = $1 AND seq > $2`, id, seq); err != nil {
 			return err
 		}
-		stamp, err := activeStamp(ctx, tx, id, after)
-		if err != nil {
-			return err
+		var stamp session.Stamp
+		if after != "" {
+			if stamp, err = activeStamp(ctx, tx, id, after); err != nil {
+				return err
+			}
 		}
 		var messages int
 		var last *time.Time

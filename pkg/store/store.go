@@ -39,8 +39,10 @@ type Store interface {
 	// creation).
 	Append(ctx context.Context, name string, msgs []Msg, o AppendOptions) (*Result, error)
 	// Truncate cuts every entry after entry after (after "": only a torn
-	// tail, which only files have); what it cuts is kept aside, never
-	// simply deleted. A nil Cut means there was nothing to cut.
+	// tail, which only files have; after the session's own id, the
+	// header's, when no entry has that id: every entry, the header kept);
+	// what it cuts is kept aside, never simply deleted. A nil Cut means
+	// there was nothing to cut.
 	Truncate(ctx context.Context, name, after string) (*Cut, error)
 	// Open opens a session to read it as a session file's bytes: the
 	// header line, then the entry lines in order. What another store or

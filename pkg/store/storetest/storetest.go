@@ -193,6 +193,32 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 			t.Fatalf("append after the cut: %s %v", next.Lines, err)
 		}
 	})
+	t.Run("truncate after the header", func(t *testing.T) {
+		st := newStore(t)
+		name, _ := st.NewName(Cwd)
+		res, err := st.Append(ctx, name, []store.Msg{user(t, "a"), reply(t, "b")}, store.AppendOptions{Cwd: Cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, l := read(t, st, name)
+		cut, err := st.Truncate(ctx, name, l.Header.ID) // no entry has the session's id: every entry
+		if err != nil || cut == nil || cut.Entries != 2 || cut.Bytes != int64(len(res.Lines)) {
+			t.Fatalf("cut %+v %v, want the 2 entries (%d bytes)", cut, err, len(res.Lines))
+		}
+		r, err := st.Open(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, _ := io.ReadAll(io.NewSectionReader(r, 0, r.Size()))
+		r.Close()
+		if want := b[:len(b)-len(res.Lines)]; !bytes.Equal(left, want) {
+			t.Fatalf("after the cut: %q, want the header %q", left, want)
+		}
+		again, err := st.Append(ctx, name, []store.Msg{user(t, "c")}, store.AppendOptions{Provider: "p", Model: "m"})
+		if err != nil || !bytes.Contains(again.Lines, []byte(`"parentId":null`)) {
+			t.Fatalf("append after the cut: %s %v", again.Lines, err)
+		}
+	})
 	t.Run("list and resolve", func(t *testing.T) {
 		st := newStore(t)
 		var names []string
