@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"syscall"
@@ -70,6 +72,7 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 			ctx, code, done = nil, e.code, true
 		}
 	}()
+	args = completionWord(p, args, io.Cwd)
 	args, escaped := escapeArgs(args)
 	ctx, err = p.Parse(args)
 	if escaped {
@@ -89,6 +92,24 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 		return nil, exitcode.Usage, true
 	}
 	return ctx, 0, false
+}
+
+// completionWord reads `X completion SHELL`, panto-log's subcommand, as
+// --completion SHELL on a command that has no such subcommand, unless a
+// file is named completion (then the argument is that file).
+func completionWord(p *kong.Kong, args []string, cwd string) []string {
+	if len(args) == 0 || args[0] != "completion" {
+		return args
+	}
+	for _, c := range p.Model.Node.Children {
+		if c.Name == "completion" {
+			return args
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(cwd, "completion")); !errors.Is(err, fs.ErrNotExist) {
+		return args
+	}
+	return append([]string{"--completion"}, args[1:]...)
 }
 
 // repeated refuses a flag given twice that holds one value: kong would keep
