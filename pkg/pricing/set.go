@@ -103,7 +103,10 @@ func Open(file string, only bool, getenv func(string) string, warn func(string))
 	table, warnings, err := Load(path, optional)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, exitcode.Usagef("%v: give a models.toml", err)
+			if only {
+				return nil, exitcode.Usagef("%v: give a models.toml or LiteLLM JSON file", err)
+			}
+			return nil, exitcode.Usagef("%v: give a models.toml or LiteLLM JSON file, or leave --pricing out for the built-in prices (panto-cost --prices shows them)", err)
 		}
 		if errors.Is(err, ErrNotRegular) {
 			return nil, exitcode.Usagef("pricing %v: give a models.toml or LiteLLM JSON file", err)
