@@ -613,6 +613,16 @@ type calls struct {
 // (SPEC §11): the block is marked "synthetic":true.
 const Interrupted = "[no result recorded: the call was interrupted]"
 
+// Orphaned begins the text a tool result becomes when its call is not in
+// the log (a log that begins after it: Entire's trimmed captures, a copied
+// tail): the call's id, then the result's own words. A result no call
+// precedes is refused by the providers and by panto-fsck; what it said is
+// kept. OrphanedCount is the line of the stats that counts them.
+const (
+	Orphaned      = "[the result of a call that is not in the log: "
+	OrphanedCount = "tool results kept as text (no call in the log)"
+)
+
 var (
 	toolUseBlock    = []byte(`"toolUse"`)
 	toolResultBlock = []byte(`"toolResult"`)
@@ -632,6 +642,9 @@ func (c *converter) answer(e *Entry) error {
 			c.open[e.ID] = open
 		}
 		return nil
+	}
+	if e.Role == "user" && bytes.Contains(e.Body, toolResultBlock) {
+		c.orphaned(e, open)
 	}
 	if open != nil && e.Role == "user" && bytes.Contains(e.Body, toolResultBlock) {
 		answered := map[string]bool{}
@@ -671,6 +684,56 @@ func (c *converter) answer(e *Entry) error {
 		}
 	}
 	return nil
+}
+
+// orphaned turns each tool result of e (a user entry) whose call is not
+// open on its path into a text block: Orphaned, the call's id, the result.
+func (c *converter) orphaned(e *Entry, open *calls) {
+	has := map[string]bool{}
+	if open != nil {
+		for _, id := range open.ids {
+			has[id] = true
+		}
+	}
+	content := gjson.Get(str(e.Body), "content")
+	orphan := func(b gjson.Result) bool {
+		return b.Get("type").Str == "toolResult" && !has[b.Get("toolUseId").Str]
+	}
+	n := 0
+	content.ForEach(func(_, b gjson.Result) bool {
+		if orphan(b) {
+			n++
+		}
+		return true
+	})
+	if n == 0 || content.Index <= 0 {
+		return
+	}
+	body := append([]byte{}, e.Body[:content.Index]...)
+	body = append(body, '[')
+	i := 0
+	content.ForEach(func(_, b gjson.Result) bool {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		i++
+		if !orphan(b) {
+			body = append(body, b.Raw...)
+			return true
+		}
+		text := Orphaned + b.Get("toolUseId").Str + "]"
+		if b.Get("isError").Bool() {
+			text += " (an error)"
+		}
+		body = append(body, `{"type":"text","text":`...)
+		body = rawjson.AppendString(body, text+"\n"+b.Get("content").Str)
+		body = append(body, '}')
+		return true
+	})
+	body = append(body, ']')
+	body = append(body, e.Body[content.Index+len(content.Raw):]...)
+	e.Body = body
+	c.stats.add(OrphanedCount, n)
 }
 
 // interrupted writes, before e, an entry that answers the open calls with

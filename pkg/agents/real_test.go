@@ -108,14 +108,21 @@ func TestRealStructures(t *testing.T) {
 		last      string // the text the path ends with
 		synthetic int    // interrupted calls answered
 		split     int    // lines holding several objects
+		orphaned  int    // results whose call is not in the log
 	}{
 		// Parallel calls whose results hang off different copies, written on
 		// one line, and a final line without "\n".
-		{"claude-parallel.jsonl", "2026-03-01T09:00:00.000Z", 5, "a says A, b says B.", 0, 1},
-		{"claude-interrupted.jsonl", "2026-03-02T09:00:00.000Z", 5, "Stopped.", 1, 0},
-		{"pi-interrupted.jsonl", "2026-03-03T08:00:00.000Z", 5, "OK.", 1, 0},
-		{"codex-interrupted.jsonl", "2026-03-04T07:00:00.000Z", 5, "hi", 1, 0},
-		{"claude-old.jsonl", "2025-05-01T10:00:00.000Z", 2, "", 0, 0},
+		{"claude-parallel.jsonl", "2026-03-01T09:00:00.000Z", 5, "a says A, b says B.", 0, 1, 0},
+		{"claude-interrupted.jsonl", "2026-03-02T09:00:00.000Z", 5, "Stopped.", 1, 0, 0},
+		{"pi-interrupted.jsonl", "2026-03-03T08:00:00.000Z", 5, "OK.", 1, 0, 0},
+		{"codex-interrupted.jsonl", "2026-03-04T07:00:00.000Z", 5, "hi", 1, 0, 0},
+		{"claude-old.jsonl", "2025-05-01T10:00:00.000Z", 2, "", 0, 0, 0},
+		// Logs that begin after a call, with its result (Entire's trimmed
+		// captures, a copied tail): the result is kept as text that names
+		// the call, not as a result no call precedes.
+		{"claude-orphan.jsonl", "2026-03-05T09:00:00.000Z", 4, "Added.", 0, 0, 1},
+		{"pi-orphan.jsonl", "2026-03-06T08:00:00.000Z", 3, "Done.", 0, 0, 1},
+		{"codex-orphan.jsonl", "2026-03-07T07:00:00.000Z", 3, "Then done.", 0, 0, 1},
 	} {
 		b, err := os.ReadFile("testdata/" + c.file)
 		if err != nil {
@@ -142,6 +149,12 @@ func TestRealStructures(t *testing.T) {
 		}
 		if n := bytes.Count(got.session, []byte(`"synthetic":true`)); n != c.synthetic {
 			t.Errorf("%s: %d synthetic results, want %d", c.file, n, c.synthetic)
+		}
+		if n := got.stats.Counts[OrphanedCount]; n != c.orphaned {
+			t.Errorf("%s: %d results with no call kept as text, want %d", c.file, n, c.orphaned)
+		}
+		if n := bytes.Count(got.session, []byte(`[the result of a call that is not in the log: `)); n != c.orphaned {
+			t.Errorf("%s: %d results named as such in the text, want %d", c.file, n, c.orphaned)
 		}
 		if n := got.stats.Counts["lines holding several objects, read as each"]; n != c.split {
 			t.Errorf("%s: %d lines split, want %d", c.file, n, c.split)
