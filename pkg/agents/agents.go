@@ -111,7 +111,7 @@ func Detect(line []byte) Format {
 		return Pi
 	case payload.Exists() && codexTypes[typ]:
 		return Codex
-	case claudeTypes[typ] || claudeID.Exists():
+	case claudeTypes[typ] || claudeID.Exists() || claudeMessageTypes[typ] && message.IsObject():
 		return Claude
 	case typ == "" && message.IsObject() && message.Get("usage").Exists():
 		return Claude // the old shape: Claude Code before 1.0.9
@@ -227,8 +227,15 @@ func isV7(s string) bool {
 
 var codexTypes = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true}
 
-var claudeTypes = map[string]bool{"user": true, "assistant": true, "summary": true, "system": true, "progress": true,
-	"file-history-snapshot": true, "queue-operation": true}
+// claudeTypes are line types only Claude Code writes; claudeMessageTypes
+// are names other tools use too (Entire's transcript.jsonl has "user" and
+// "assistant" lines): a line of one is Claude Code's when it has Claude
+// Code's fields, a uuid or sessionId (every such line of it has both) or
+// a message.
+var (
+	claudeTypes        = map[string]bool{"summary": true, "file-history-snapshot": true, "queue-operation": true}
+	claudeMessageTypes = map[string]bool{"user": true, "assistant": true, "system": true, "progress": true}
+)
 
 // ErrNotALog is the error for a file in none of the formats.
 var ErrNotALog = errors.New("not a session log: expected " + expected)

@@ -26,6 +26,11 @@ func TestDetect(t *testing.T) {
 		{`{"type":"summary","summary":"s","leafUuid":"u"}`, Claude},
 		{`{"type":"file-history-snapshot","messageId":"m"}`, Claude},
 		{`{"parentUuid":null,"sessionId":"s","type":"user"}`, Claude},
+		// Entire's own transcript.jsonl: "user" and "assistant" lines with no
+		// Claude Code fields (uuid, sessionId, message) are no Claude Code log.
+		{`{"v":1,"agent":"claude-code","cli_version":"dev","type":"user","ts":"2026-05-08T17:47:43.274Z","content":[{"id":"e9","text":"hi"}]}`, Unknown},
+		{`{"type":"assistant","ts":"t","id":"msg_1","input_tokens":6,"output_tokens":2,"content":[]}`, Unknown},
+		{`{"type":"user","message":{"role":"user","content":"hi"}}`, Claude},
 		{`{"hello":1}`, Unknown},
 		{`[1,2]`, Unknown},
 		{`not json`, Unknown},
