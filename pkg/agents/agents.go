@@ -150,9 +150,10 @@ var piEntryTypes = map[string]bool{"model_change": true, "thinking_level_change"
 
 // piFollows reports whether rest, the start of what follows an ambiguous
 // header, holds pi's entries: one of a type only pi writes, or a message
-// whose role panto has not (toolResult, bashExecution), with an "api", or
+// whose role panto has not (toolResult, bashExecution), with an "api",
 // with a time in milliseconds (every pi message has one; panto's have
-// none). The last line of rest may be cut: its first fields still tell.
+// none), or a user message with no provider stamp. The last line of rest
+// may be cut: its first fields still tell.
 func piFollows(rest []byte) bool {
 	for n := 0; len(rest) > 0 && n < headLines; {
 		line := rest
@@ -166,12 +167,17 @@ func piFollows(rest []byte) bool {
 			continue
 		}
 		n++
-		r := gjson.GetManyBytes(line, "type", "message.role", "message.api", "message.timestamp")
+		r := gjson.GetManyBytes(line, "type", "message.role", "message.api", "message.timestamp", "provider")
 		if piEntryTypes[r[0].Str] {
 			return true
 		}
 		if r[0].Str == "message" && (r[1].Str == "toolResult" || r[1].Str == "bashExecution" ||
 			r[2].Exists() || r[3].Type == gjson.Number) {
+			return true
+		}
+		// A panto user entry carries its provider before its message
+		// (SPEC §2); a long prompt's own time may be past the cut.
+		if r[0].Str == "message" && r[1].Str == "user" && !r[4].Exists() {
 			return true
 		}
 	}

@@ -67,6 +67,11 @@ func TestSniffPiV7(t *testing.T) {
 		{"a later panto version", pantoV2, Panto},
 		{"a later panto header alone", string(bytes.SplitN([]byte(pantoV2), []byte("\n"), 2)[0]), Panto},
 		{"pi v3, random id", strings.Replace(string(pi), "019c9a10-2b3c-7d4e", "019c9a10-2b3c-4d4e", 1), Pi},
+		// A first prompt longer than the look: its time in ms is past the
+		// cut, but a panto user entry has its provider before its message.
+		{"pi v3, UUIDv7 id, a long first prompt", string(header) + "\n" +
+			`{"type":"message","id":"3c4d5e6f","parentId":null,"timestamp":"2026-05-04T08:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"` +
+			strings.Repeat("x", headLook+100) + `"}],"timestamp":1777881601000}}` + "\n", Pi},
 	} {
 		b := []byte(c.log)
 		if got, err := Sniff(bytes.NewReader(b), int64(len(b))); err != nil || got != c.want {
