@@ -66,7 +66,8 @@ type tracked struct {
 	lastSum   uint32
 	stuck     string    // why the file is not followed as it is (said once), until it changes
 	writing   time.Time // since when a writer has held the file's lock (zero: it did not)
-	converted time.Time // when another agent's log was last converted
+	converted time.Time     // when another agent's log was last converted
+	took      time.Duration // how long that conversion took
 	unchanged bool      // stat as last synced
 }
 
@@ -396,8 +397,14 @@ var errYoung = errors.New("not a log yet")
 
 const youngLog = time.Minute
 
-// convertEvery is how often a log that keeps changing is converted again.
-const convertEvery = time.Second
+// convertEvery is how often a log that keeps changing is converted again,
+// at most; a log whose conversion takes longer than convertEvery/convertShare
+// waits convertShare times its conversion's time: following a log of any
+// size keeps the follower under a tenth of a core.
+const (
+	convertEvery = time.Second
+	convertShare = 10
+)
 
 // errNotFollowed is a verdict on a file: said once, then the file waits
 // until it changes.

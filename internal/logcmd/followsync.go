@@ -408,12 +408,14 @@ func (f *follower) syncLog(ctx context.Context, t *tracked) error {
 	if t.pos != nil && t.pos.Bytes == size && prefixSum(src, size) == t.pos.Sum {
 		return nil
 	}
-	// A log that keeps changing is converted at most once a second: it is
-	// converted whole, and an agent writes a line per content block.
-	if !f.o.once && time.Since(t.converted) < convertEvery {
+	// A log that keeps changing is converted at most once a second, and
+	// a large one less often (convertShare): it is converted whole, and an
+	// agent writes a line per content block.
+	if !f.o.once && time.Since(t.converted) < max(convertEvery, convertShare*t.took) {
 		return errWriting
 	}
 	t.converted = time.Now()
+	defer func() { t.took = time.Since(t.converted) }()
 	// A log that is not one yet (Claude Code begins with lines of no
 	// conversation; a first line being written) is waited on while it is
 	// young, and said once it has been left alone for a while.
