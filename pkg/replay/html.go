@@ -382,7 +382,7 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 	}
 	switch n.Role {
 	case session.User:
-		if st, ok := s.Log.Active(i); ok {
+		if st, ok := s.Log.Active(i); ok && st.Model != agentsUnknown {
 			v.Stamp = clean(st.Provider + "/" + st.Model)
 			if v.Stamp != *stamp && *stamp != "" {
 				v.StampChange = *stamp

@@ -32,7 +32,7 @@ func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
 		n := s.Log.Nodes[i]
 		head := "## " + n.Role.String()
 		if n.Role == session.User {
-			if st, ok := s.Log.Active(i); ok {
+			if st, ok := s.Log.Active(i); ok && st.Model != agentsUnknown {
 				head += " · " + st.Provider + "/" + st.Model
 			}
 		}
@@ -128,3 +128,9 @@ func (p *pieceWriter) fence(text, lang string) {
 	f := strings.Repeat("`", n)
 	p.put(f, lang, "\n", strings.TrimSuffix(text, "\n"), "\n", f, "\n\n")
 }
+
+// agentsUnknown is the model an import stamps a prompt with when the log
+// has not named one yet (a Claude Code session's first prompts): the
+// transcript and the page show no stamp for it, not "anthropic/unknown",
+// and no change of model from it.
+const agentsUnknown = "unknown"
