@@ -64,11 +64,11 @@ type tracked struct {
 	pos       *pgstore.Position // the last position committed or read (nil: ask the database)
 	lastLen   int64             // the last committed line of the session (push), to notice a cut
 	lastSum   uint32
-	stuck     string    // why the file is not followed as it is (said once), until it changes
-	writing   time.Time // since when a writer has held the file's lock (zero: it did not)
+	stuck     string        // why the file is not followed as it is (said once), until it changes
+	writing   time.Time     // since when a writer has held the file's lock (zero: it did not)
 	converted time.Time     // when another agent's log was last converted
 	took      time.Duration // how long that conversion took
-	unchanged bool      // stat as last synced
+	unchanged bool          // stat as last synced
 }
 
 type follower struct {
