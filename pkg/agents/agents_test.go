@@ -95,6 +95,20 @@ func TestSniffPiV7(t *testing.T) {
 }
 
 // replies reads the replies of b in format f, with or without content.
+// usageOf is the sum of the replies' usage.
+func usageOf(rs []Reply) session.Usage {
+	var sum session.Usage
+	for _, r := range rs {
+		sum.Input += r.Usage.Input
+		sum.Output += r.Usage.Output
+		sum.CacheRead += r.Usage.CacheRead
+		sum.CacheWrite += r.Usage.CacheWrite
+		sum.CacheWrite1h += r.Usage.CacheWrite1h
+		sum.Reasoning += r.Usage.Reasoning
+	}
+	return sum
+}
+
 func replies(t testing.TB, b []byte, f Format, content bool) ([]Reply, error) {
 	return repliesNamed(t, "x.jsonl", b, f, content)
 }
@@ -217,15 +231,7 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var sum session.Usage
-			for _, r := range rs {
-				sum.Input += r.Usage.Input
-				sum.Output += r.Usage.Output
-				sum.CacheRead += r.Usage.CacheRead
-				sum.CacheWrite += r.Usage.CacheWrite
-				sum.CacheWrite1h += r.Usage.CacheWrite1h
-				sum.Reasoning += r.Usage.Reasoning
-			}
+			sum := usageOf(rs)
 			if len(rs) != c.replies || sum != c.usage {
 				t.Errorf("%s (escaped keys: %v): %d replies, usage %+v; want %d, %+v", c.file, i == 1, len(rs), sum, c.replies, c.usage)
 			}

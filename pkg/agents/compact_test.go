@@ -175,12 +175,7 @@ func TestCompaction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var sum session.Usage
-			for _, r := range rs {
-				sum.Input += r.Usage.Input
-				sum.Output += r.Usage.Output
-				sum.CacheRead += r.Usage.CacheRead
-			}
+			sum := usageOf(rs)
 			if len(rs) != c.replies || sum != c.usage {
 				t.Errorf("%d replies, usage %+v; want %d, %+v", len(rs), sum, c.replies, c.usage)
 			}

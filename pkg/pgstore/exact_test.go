@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"strings"
 	"testing"
@@ -74,16 +75,8 @@ func TestEveryByte(t *testing.T) {
 // rows keep what they had, the exact cwd and the origin's agent and id
 // filled in, the response of an imported reply read from its line.
 func TestMigrateToExact(t *testing.T) {
-	u := testDB(t)
+	u, c := atVersion(t, 2)
 	ctx := context.Background()
-	c, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, `CREATE TABLE panto_schema (version integer NOT NULL);`+schema+migrations[2]+`;INSERT INTO panto_schema VALUES (2)`); err != nil {
-		t.Fatal(err)
-	}
 	id := "01a232e4-4db3-7556-907c-f9d5fda4e0ac"
 	header := `{"type":"session","version":1,"id":"` + id + `","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/p","origin":{"agent":"claude","id":"abc","path":"/x"}}`
 	reply := `{"type":"message","id":"bbbbbbbb","parentId":null,"timestamp":"2026-04-25T14:00:02.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"m","stopReason":"stop","usage":{"input":1,"output":1},"responseId":"resp_9"}}`
@@ -200,16 +193,8 @@ func TestEveryByteOfIDs(t *testing.T) {
 // an invalid byte) is read again from its line, and the session reads,
 // branches and grows as before.
 func TestMigrateToExactIDs(t *testing.T) {
-	u := testDB(t)
+	u, c := atVersion(t, 3)
 	ctx := context.Background()
-	c, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, `CREATE TABLE panto_schema (version integer NOT NULL);`+schema+migrations[2]+migrations[3]+`;INSERT INTO panto_schema VALUES (3)`); err != nil {
-		t.Fatal(err)
-	}
 	id := "01a232e4-4db3-7556-907c-f9d5fda4e0ae"
 	header := `{"type":"session","version":1,"id":"` + id + `","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/p","origin":{"agent":"claude","id":"abc","path":"/x"}}`
 	prompt := `{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-04-25T14:00:01.000Z","provider":"anthropic","model":"m","message":{"role":"user","content":[{"type":"text","text":"A"}]}}`
@@ -282,4 +267,26 @@ func TestRepliesByExactKey(t *testing.T) {
 	if n != 4 || entries != 5 {
 		t.Fatalf("panto_replies holds %d replies of %d (want 4 of 5)", n, entries)
 	}
+}
+
+// atVersion makes a database of schema version v (the first schema and
+// its migrations up to v), as an older panto left it, and a connection to
+// it (closed when the test ends).
+func atVersion(t *testing.T, v int) (string, *pgx.Conn) {
+	t.Helper()
+	u := testDB(t)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(ctx) })
+	ddl := `CREATE TABLE panto_schema (version integer NOT NULL);` + schema
+	for k := 2; k <= v; k++ {
+		ddl += migrations[k]
+	}
+	if _, err := c.Exec(ctx, ddl+fmt.Sprintf(`;INSERT INTO panto_schema VALUES (%d)`, v)); err != nil {
+		t.Fatal(err)
+	}
+	return u, c
 }

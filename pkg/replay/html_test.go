@@ -129,19 +129,7 @@ func TestHugeToolResult(t *testing.T) {
 	b.WriteString(`{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[{"type":"toolUse","id":"t1","name":"bash","input":"{}"}],"provider":"p","model":"m","stopReason":"toolUse"}}` + "\n")
 	b.WriteString(`{"type":"message","id":"c","parentId":"b","timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"toolResult","toolUseId":"t1","content":"` + strings.Repeat("x", huge) + `"}]}}` + "\n")
 	b.WriteString(`{"type":"message","id":"d","parentId":"c","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"provider":"p","model":"m","stopReason":"stop"}}` + "\n")
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := Open(f, int64(b.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSession(t, filepath.Join(t.TempDir(), "s.jsonl"), b.Bytes())
 	p := s.Log.Path(s.Log.Leaf())
 	for _, tc := range []struct {
 		name  string

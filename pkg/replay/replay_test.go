@@ -136,24 +136,13 @@ func TestEachLineBlocks(t *testing.T) {
 		fmt.Fprintf(&b, `{"type":"message","id":"e%d","parentId":%s,"timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"%s"}]}}`+"\n", i, parent, bytes.Repeat([]byte{'a' + byte(i%26)}, size))
 		parent = fmt.Sprintf(`"e%d"`, i)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := Open(f, int64(b.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSession(t, path, b.Bytes())
 	p := s.Log.Path(s.Log.Leaf())
 	if len(p) != 400 || len(s.blocks(p)) < 10 {
 		t.Fatalf("path of %d entries in %d blocks: want 400 in many", len(p), len(s.blocks(p)))
 	}
 	var seen []int32
-	err = s.EachLine(p, func(i int32, line []byte) error {
+	err := s.EachLine(p, func(i int32, line []byte) error {
 		want, err := s.Line(i)
 		if err != nil {
 			return err
@@ -183,4 +172,23 @@ func TestEachLineBlocks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "shrank") {
 		t.Fatalf("EachLine after the file shrank: %v, want an error", err)
 	}
+}
+
+// openSession writes b to the file at path and opens it as a session (the
+// file closed when the test ends).
+func openSession(t *testing.T, path string, b []byte) *Session {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	s, err := Open(f, int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
