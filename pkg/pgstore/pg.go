@@ -14,6 +14,7 @@ package pgstore
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -429,7 +430,20 @@ func readable(s string) string {
 // that links this package a million instructions at start.
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
-// crc is the checksum push compares lines by.
+// crc is the checksum of a line kept in its row (for a team's queries and
+// a follower's positions). Nothing compares a file's line with a row's by
+// it: a row is input, and a line changed with SQL keeps its old crc.
 func crc(line []byte) int32 { return int32(crc32.Checksum(line, castagnoli())) }
+
+// lineSum is the SQL of the digest push and Shared compare a row's line
+// by, SHA-256 computed by the server from the line's bytes (PostgreSQL 11
+// on; md5 may be refused by a server in FIPS mode); sameSum compares it
+// with a file's line.
+const lineSum = `sha256(line)`
+
+func sameSum(line, sum []byte) bool {
+	d := sha256.Sum256(line)
+	return bytes.Equal(d[:], sum)
+}
 
 var _ store.Store = (*PG)(nil)

@@ -161,36 +161,43 @@ func (p *PG) Shared(ctx context.Context, id string, rd *scan.Reader) (Share, err
 		if string(have) != string(header) {
 			return fmt.Errorf("%w: session %s: the database's header differs from the file's: nothing written", store.ErrConflict, id)
 		}
-		rows, err := tx.Query(ctx, `SELECT length(line), crc FROM panto_entries WHERE session = $1 ORDER BY seq`, id)
+		rows, err := tx.Query(ctx, `SELECT seq, length(line), `+lineSum+` FROM panto_entries WHERE session = $1 ORDER BY seq`, id)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		differs := false
+		next := int64(-1) // the seq of the first entry the file does not share
 		for rows.Next() {
-			var length int64
-			var sum int32
-			if err := rows.Scan(&length, &sum); err != nil {
+			var seq, length int64
+			var sum []byte
+			if err := rows.Scan(&seq, &length, &sum); err != nil {
 				return err
 			}
-			if !differs {
-				line, _, term, err := rd.Next()
-				if err != nil && err != io.EOF {
-					return err
-				}
-				if err == nil && term && int64(len(line)) == length && crc(line) == sum {
-					s.Entries++
-					s.Bytes += length + 1
-					s.Sum = Sum(Sum(s.Sum, line), nl)
-					continue
-				}
-				differs = true
-				s.NextLen, s.NextCRC = length, sum
+			line, _, term, err := rd.Next()
+			if err != nil && err != io.EOF {
+				return err
 			}
-			rows.Close() // the rest is not needed
+			if err == nil && term && int64(len(line)) == length && sameSum(line, sum) {
+				s.Entries++
+				s.Bytes += length + 1
+				s.Sum = Sum(Sum(s.Sum, line), nl)
+				continue
+			}
+			next = seq
 			break
 		}
-		return rows.Err()
+		rows.Close() // the rest is not needed
+		if err := rows.Err(); err != nil || next < 0 {
+			return err
+		}
+		// The next entry's length and checksum, of its own bytes (not the
+		// crc column, which a row may hold wrong).
+		var line []byte
+		if err := tx.QueryRow(ctx, `SELECT line FROM panto_entries WHERE session = $1 AND seq = $2`, id, next).Scan(&line); err != nil {
+			return err
+		}
+		s.NextLen, s.NextCRC = int64(len(line)), crc(line)
+		return nil
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNeedsFsck) {

@@ -133,13 +133,15 @@ func (p *PG) sameHeader(ctx context.Context, tx pgx.Tx, id string, header []byte
 }
 
 // samePrefix reads the first n entries of the file from rd and compares
-// them with the database's, by length and CRC-32C. It returns how many the
-// file has (fewer than n when the file is behind).
+// them with the database's, by length and a SHA-256 the server computes from
+// each line (the crc column is a row's input like any other: a line changed
+// with SQL keeps the crc it had). It returns how many the file has (fewer
+// than n when the file is behind).
 func (p *PG) samePrefix(ctx context.Context, tx pgx.Tx, id string, n int64, rd *scan.Reader, path string) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT seq, length(line), crc FROM panto_entries WHERE session = $1 ORDER BY seq`, id)
+	rows, err := tx.Query(ctx, `SELECT seq, length(line), `+lineSum+` FROM panto_entries WHERE session = $1 ORDER BY seq`, id)
 	if err != nil {
 		return 0, err
 	}
@@ -147,7 +149,7 @@ func (p *PG) samePrefix(ctx context.Context, tx pgx.Tx, id string, n int64, rd *
 	var k int64
 	for rows.Next() {
 		var seq, length int64
-		var sum int32
+		var sum []byte
 		if err := rows.Scan(&seq, &length, &sum); err != nil {
 			return 0, err
 		}
@@ -159,7 +161,7 @@ func (p *PG) samePrefix(ctx context.Context, tx pgx.Tx, id string, n int64, rd *
 			return 0, err
 		}
 		k++
-		if int64(len(line)) != length || crc(line) != sum || seq != k {
+		if int64(len(line)) != length || !sameSum(line, sum) || seq != k {
 			return 0, fmt.Errorf("%w: session %s: line %d of %s differs from the database's entry %d: nothing was pushed", store.ErrConflict, id, k+1, path, seq)
 		}
 	}
