@@ -15,6 +15,7 @@ import (
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
+	"github.com/panto-dev/panto/pkg/tty"
 )
 
 // sessionStatus is what push --status says of one session.
@@ -94,7 +95,7 @@ func (c *pushCmd) status(ctx context.Context, st store.Store, io cli.IO, out io.
 			if r.Database != nil {
 				d = fmt.Sprintf("%d entries, %d B", r.Database.Entries, r.Database.Bytes)
 			}
-			table = append(table, []string{r.Session, fmt.Sprintf("%d entries, %d B", r.Local.Entries, r.Local.Bytes), d, r.State, r.Path})
+			table = append(table, []string{tty.Line(r.Session), fmt.Sprintf("%d entries, %d B", r.Local.Entries, r.Local.Bytes), d, r.State, tty.Line(r.Path)})
 			agree = agree && r.State == "same"
 		}
 		writeColumns(out, table)
