@@ -299,7 +299,7 @@ func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io
 	}
 	n.entries += added
 	if outcome != "unchanged" {
-		fmt.Fprintln(out, target)
+		fmt.Fprintln(out, shown(io, target))
 	}
 	if p.mark != "" && !p.partial { // a log read in part is read again, and said again
 		if err := os.MkdirAll(filepath.Dir(p.mark), 0o700); err == nil {

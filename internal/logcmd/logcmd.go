@@ -176,7 +176,7 @@ func runNew(st store.Store, io cli.IO, out io.Writer) error {
 	if err != nil {
 		return stores.ErrorOf(err, io.Cwd, stores.Write)
 	}
-	_, err = fmt.Fprintln(out, n)
+	_, err = fmt.Fprintln(out, shown(io, n))
 	return err
 }
 
@@ -488,7 +488,7 @@ func runLatest(ctx context.Context, st store.Store, io cli.IO, out io.Writer) er
 	if len(list) == 0 {
 		return exitcode.Findingsf("no session for %s", io.Cwd)
 	}
-	_, err = fmt.Fprintln(out, list[0].Path)
+	_, err = fmt.Fprintln(out, shown(io, list[0].Path))
 	return err
 }
 
@@ -500,8 +500,19 @@ func (c *resolveCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.
 	case err != nil:
 		return stores.ErrorOf(err, c.Prefix, stores.Read)
 	}
-	_, err = fmt.Fprintln(out, p)
+	_, err = fmt.Fprintln(out, shown(io, p))
 	return err
+}
+
+// shown is a session's name (a path, an id) as new, latest, resolve, pull
+// and import print it on stdout: exact to a pipe, where a script takes it
+// as it is, and with its control characters escaped on a terminal (a path
+// holds a cwd, and an imported log's or a row's cwd is anybody's).
+func shown(io cli.IO, name string) string {
+	if cli.IsTerminal(io.Stdout) {
+		return tty.Line(name)
+	}
+	return name
 }
 
 // run writes the session's complete lines (a torn tail left out) to out.
@@ -658,6 +669,6 @@ func (c *pullCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 		cli.Warnf(io.Stderr, name, "%s holds entries the database lacks: nothing to pull (push it)", res.Name)
 	}
 	cli.Notef(io.Stderr, name, "pulled %d bytes of session %s into %s", res.Bytes, id, res.Name)
-	_, err = fmt.Fprintln(out, res.Name)
+	_, err = fmt.Fprintln(out, shown(io, res.Name))
 	return err
 }
