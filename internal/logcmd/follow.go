@@ -83,6 +83,7 @@ type follower struct {
 	tty     bool
 	down    time.Time // when the database went away (zero: it is there)
 	backoff time.Duration
+	trouble error     // the database's last error (--once: what the pass ends with)
 	next    time.Time // when to try the database again
 	failed  int       // files that could not be followed (--once: exit 3)
 }
@@ -128,6 +129,9 @@ func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
 	f.syncDirty(ctx)
 	if o.once {
 		if f.db == nil || len(f.dirty) > 0 {
+			if f.trouble != nil {
+				return exitcode.Failuref("%v: %d files not followed; run again", f.trouble, len(f.dirty))
+			}
 			return exitcode.Failuref("the database is unreachable: %d files not followed; run again", len(f.dirty))
 		}
 		if f.failed > 0 {
@@ -207,6 +211,10 @@ func (f *follower) lost(err error) {
 	}
 	if f.down.IsZero() {
 		f.down = time.Now()
+	}
+	f.trouble = err
+	if f.o.once { // no retry: the pass ends with it
+		return
 	}
 	f.backoff = min(max(2*f.backoff, 250*time.Millisecond), 10*time.Second)
 	f.next = time.Now().Add(f.backoff)
