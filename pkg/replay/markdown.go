@@ -81,11 +81,11 @@ func (s *Session) markdownCompaction(w io.Writer, i int32) error {
 	if c == nil || err != nil {
 		return err
 	}
-	kept := "kept from " + c.FirstKeptEntryID
+	kept := "kept from " + tty.Line(c.FirstKeptEntryID)
 	if c.FirstKeptEntryID == "" {
 		kept = "nothing before it kept"
 	}
-	_, err = fmt.Fprintf(w, "## compaction · %d tokens before · %s\n\n%s\n\n", c.TokensBefore, kept, c.Summary)
+	_, err = fmt.Fprintf(w, "## compaction · %d tokens before · %s\n\n%s\n\n", c.TokensBefore, kept, tty.Text(c.Summary))
 	return err
 }
 
