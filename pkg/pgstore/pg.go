@@ -337,12 +337,15 @@ func (p *PG) Open(ctx context.Context, name string) (store.Reader, error) {
 // have written them): the header must be one session header, of this
 // row's id and cwd; every line one complete JSON object, an entry, whose
 // id and parent are the row's; and every parent that the session holds
-// must come before its child (no cycle). Anything else is ErrBadRow and
-// nothing is given out.
+// must come before its child (no cycle); the entries numbered 1 to n
+// without a gap, n and the session's size as a file the row's entries and
+// bytes (what push, append and followers go by). Anything else is
+// ErrBadRow and nothing is given out.
 func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error {
 	var header []byte
 	var cwd []byte
-	if err := tx.QueryRow(ctx, `SELECT header, cwd_bytes FROM panto_sessions WHERE id = $1`, id).Scan(&header, &cwd); err != nil {
+	var entries, size int64
+	if err := tx.QueryRow(ctx, `SELECT header, cwd_bytes, entries, bytes FROM panto_sessions WHERE id = $1`, id).Scan(&header, &cwd, &entries, &size); err != nil {
 		return p.fail("read session "+id, err)
 	}
 	h := session.Classify(header)
@@ -367,6 +370,7 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 	// dangling, a warning of panto-fsck) or its id comes (a cycle).
 	seen := map[string]struct{}{}
 	pending := map[string]int64{}
+	n, total := int64(0), int64(len(header))+1
 	for rows.Next() {
 		v := rows.RawValues() // binary: int8, bytea, bytea, bytea (the line itself)
 		line := v[3]
@@ -374,6 +378,10 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 		if len(v[0]) == 8 {
 			seq = int64(binary.BigEndian.Uint64(v[0]))
 		}
+		if n++; seq != n {
+			return fmt.Errorf("%w: session %s: entry %d comes where entry %d should (a gap in the sequence)", store.ErrBadRow, id, seq, n)
+		}
+		total += int64(len(line)) + 1
 		if err := checkRow(line, v[1], v[2]); err != nil {
 			return fmt.Errorf("%w: session %s: entry %d: %v", store.ErrBadRow, id, seq, err)
 		}
@@ -395,6 +403,9 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 	}
 	if err := rows.Err(); err != nil {
 		return p.fail("read session "+id, err)
+	}
+	if n != entries || total != size {
+		return fmt.Errorf("%w: session %s: its row says %d entries, %d bytes; its entries are %d, %d bytes", store.ErrBadRow, id, entries, size, n, total)
 	}
 	return bw.Flush()
 }
