@@ -915,6 +915,32 @@ func (c *converter) split(n int, off int64, raw []byte) bool {
 	return true
 }
 
+// firstOfSeveral returns the first object of raw when raw is two or more
+// JSON objects and nothing else (a line split reads object by object),
+// else nil.
+func firstOfSeveral(raw []byte) []byte {
+	var first []byte
+	parts := 0
+	for i := rawjson.SkipWS(raw, 0); i < len(raw); i = rawjson.SkipWS(raw, i) {
+		if raw[i] != '{' {
+			return nil
+		}
+		end, ok := rawjson.Value(raw, i, 0)
+		if !ok {
+			return nil
+		}
+		if parts == 0 {
+			first = raw[i:end]
+		}
+		parts++
+		i = end
+	}
+	if parts < 2 {
+		return nil
+	}
+	return first
+}
+
 // next returns the next object of the line split holds.
 func (c *converter) next() (int, int64, []byte, error) {
 	i := rawjson.SkipWS(c.rest, 0)
@@ -935,6 +961,11 @@ func Sniff(r io.ReaderAt, size int64) (Format, error) {
 	first, end, err := firstLineEnd(Source{R: r, Size: size})
 	if err != nil || first == nil {
 		return Panto, err // nothing: panto's reader reports it
+	}
+	if o := firstOfSeveral(first); o != nil {
+		// Two or more objects with no newline between them: the readers
+		// take them one by one, as on any other line.
+		return headFormat(o, after(r, size, end))
 	}
 	if !rawjson.Valid(first) {
 		// A torn first line: another agent's log when the next lines say
@@ -968,6 +999,9 @@ func Identify(r io.ReaderAt, size int64) (Format, error) {
 			continue
 		}
 		tries++
+		if o := firstOfSeveral(t); o != nil {
+			t = o
+		}
 		if !isObject(t) {
 			if lr.LineNo() == 1 && len(t) > 0 && t[0] == '{' {
 				continue // a torn first line: the next may say
@@ -1003,6 +1037,9 @@ func SniffStream(r io.Reader) (Format, io.Reader, error) {
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 || err == io.EOF {
 			f := Panto
+			if o := firstOfSeveral(t); o != nil {
+				t = o
+			}
 			if rawjson.Valid(t) && len(t) > 0 {
 				// What follows is looked at in place: Peek reads no
 				// further than the buffer, and rest still gives it.
