@@ -152,6 +152,10 @@ func (a *Agent) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("agent: read %s: %w", a.name, err)
 	}
+	if !s.Log.HeaderOK {
+		// Nothing to resume, and nothing Submit could append to.
+		return fmt.Errorf("agent: %s is no panto session: its first line is not a session header", a.name)
+	}
 	leaf := s.Log.Leaf()
 	if leaf < 0 {
 		return nil

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -759,5 +760,38 @@ func TestCompactAfterDanglingPrompt(t *testing.T) {
 	// protocol as one: the model's first turn, quoting both.
 	if got := lastText(reply); !strings.HasPrefix(got, "Offline reply 1 to: ") || !strings.HasSuffix(got, `\nthree"`) {
 		t.Fatalf("reply %q", got)
+	}
+}
+
+func TestResumeNoSession(t *testing.T) {
+	// A Session that names a file that is no panto session (a text file,
+	// an empty file, another agent's log) is refused by New; it made an
+	// agent with an empty conversation, whose Submit then failed (hostile
+	// pass, issue 24).
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := open(t, "", dir)
+	for name, body := range map[string]string{
+		"text":   "root:x:0:0:root:/root:/bin/bash\n",
+		"empty":  "",
+		"json":   `{"a":1}` + "\n",
+		"claude": `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"11111111-2222-4333-8444-555555555555","cwd":"/p","timestamp":"2026-02-10T10:00:01.000Z","message":{"role":"user","content":"hi"}}` + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := filepath.Join(dir, name+".jsonl")
+			if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a, err := agent.New(ctx, agent.Config{Store: st, Session: f, Provider: offline})
+			if err == nil {
+				t.Fatalf("New of %s: no error, an agent of %d messages", name, len(a.Conversation()))
+			}
+			if !strings.Contains(err.Error(), "no panto session") {
+				t.Fatalf("New of %s: %v", name, err)
+			}
+			if b, _ := os.ReadFile(f); string(b) != body {
+				t.Fatalf("%s was changed: %q", name, b)
+			}
+		})
 	}
 }
