@@ -25,6 +25,7 @@ import (
 	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/pgstore"
 	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/replay"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
@@ -215,6 +216,9 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		}
 		return exitcode.Usagef("no message lines on stdin: nothing appended (give message lines, or --user TEXT)")
 	}
+	if err := checkKept(ctx, st, c.File, c.Parent, msgs); err != nil {
+		return err
+	}
 	stores.SetWait(st, c.Wait)
 	res, err := st.Append(ctx, c.File, msgs, store.AppendOptions{
 		Provider: c.Provider, Model: c.Model, Parent: c.Parent, ExpectLeaf: c.ExpectLeaf,
@@ -268,6 +272,51 @@ func toolResults(specs []string, text string) (store.Msg, error) {
 		b = append(rawjson.AppendString(b, text), '}')
 	}
 	return store.ParseMessage(append(b, "]}"...))
+}
+
+// checkKept refuses a compaction of msgs whose firstKeptEntryId names no
+// entry on the path it is appended under (parent, or the leaf): panto-fsck
+// calls such a session damaged (compactionKeptMissing). An empty one keeps
+// nothing and is written. A session that cannot be read is left to Append
+// to report; the path an entry is appended under never changes but by a
+// truncate, so reading it before the append is enough.
+func checkKept(ctx context.Context, st store.Store, file, parent string, msgs []store.Msg) error {
+	var kept []string
+	for _, m := range msgs {
+		if m.Type == "compaction" {
+			if id := gjson.GetBytes(append([]byte{'{'}, append(m.Raw, '}')...), "firstKeptEntryId").Str; id != "" {
+				kept = append(kept, id)
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	on := map[string]bool{}
+	if r, err := st.Open(ctx, file); err == nil {
+		s, err := replay.Open(r, r.Size())
+		if err == nil {
+			at := s.Log.Leaf()
+			if parent != "" {
+				at = s.Log.Lookup(parent)
+			}
+			if at >= 0 {
+				for _, i := range s.Log.Path(at) {
+					on[s.Log.ID(i)] = true
+				}
+			}
+		}
+		r.Close()
+		if err != nil {
+			return nil
+		}
+	}
+	for _, id := range kept {
+		if !on[id] {
+			return exitcode.Usagef("a compaction keeps from %s, which is no entry on the path it is appended to: nothing appended (give an entry of the path: panto-replay --get lastPromptId)", tty.Line(id))
+		}
+	}
+	return nil
 }
 
 // readMessages reads every message line of r (and compaction lines, as
