@@ -124,6 +124,10 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		if until, err = parseDay(g.Until, true, g.loc, now); err != nil {
 			return 0, err
 		}
+		// until is the start of the day after --until's.
+		if !since.IsZero() && !until.After(since) {
+			return 0, exitcode.Usagef("--until %s is before --since %s: no day is in between", g.Until, g.Since)
+		}
 	}
 	if g.Breakdown && (g.By == "turn" || g.By == "model") {
 		return 0, exitcode.Usagef("--breakdown splits rows by model: not with --by %s", g.By)
