@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/panto-dev/panto/pkg/pricing"
+	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
@@ -440,7 +441,7 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 	msg.Get("content").ForEach(func(_, b gjson.Result) bool {
 		switch b.Get("type").Str {
 		case "text":
-			t := clean(b.Get("text").Str)
+			t := clean(textField(b, "text"))
 			switch {
 			case n.Role == session.User && session.Internal(t):
 				v.Blocks = append(v.Blocks, blockView{Kind: "internal", Text: t, Name: internalTag(t), Lines: lines(t)})
@@ -453,12 +454,12 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 				v.Blocks = append(v.Blocks, blockView{Kind: "text", Text: t})
 			}
 		case "thinking":
-			t := clean(b.Get("thinking").Str)
+			t := clean(textField(b, "thinking"))
 			v.Blocks = append(v.Blocks, blockView{Kind: "thinking", Text: t, Lines: lines(t), Signature: b.Get("signature").Exists()})
 		case "redactedThinking":
 			v.Blocks = append(v.Blocks, blockView{Kind: "redacted", Lines: len(b.Get("data").Str)})
 		case "toolUse":
-			in := clean(pretty(b.Get("input").Str))
+			in := clean(pretty(textField(b, "input")))
 			call := blockView{Kind: "call", Name: clean(b.Get("name").Str), ID: clean(b.Get("id").Str), Text: in, Lines: lines(in)}
 			call.Fold = call.Lines > foldLines
 			if j := results[b.Get("id").Str]; j > 0 {
@@ -476,7 +477,7 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 				beside++
 				return true // shown beside its call
 			}
-			t := clean(b.Get("content").Str)
+			t := clean(textField(b, "content"))
 			v.Blocks = append(v.Blocks, blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines})
 		}
 		return true
@@ -531,6 +532,30 @@ const pieceMax = 64 << 10
 // copied: ids with strings.Clone, titles and stamps built anew).
 func asString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
+// textField is the text of the string member key of the JSON object
+// block ("" when it has none), read in place when it holds no escape, and
+// else unescaped once into memory of its size: gjson unescapes a string
+// into a buffer and copies that into a string, twice the text of a tool's
+// result of hundreds of megabytes.
+func textField(block gjson.Result, key string) string {
+	obj := unsafe.Slice(unsafe.StringData(block.Raw), len(block.Raw))
+	var out string
+	rawjson.Members(obj, func(k, v []byte) bool {
+		if !rawjson.KeyIs(k, key) {
+			return true
+		}
+		switch {
+		case !rawjson.IsString(v):
+		case bytes.IndexByte(v, '\\') < 0:
+			out = asString(v[1 : len(v)-1])
+		default:
+			out = asString(rawjson.AppendText(make([]byte, 0, len(v)), v))
+		}
+		return false
+	})
+	return out
+}
+
 // resultOf reads the result of tool call id from node j.
 func (s *Session) resultOf(j int32, id string) *blockView {
 	m, err := s.Message(j)
@@ -540,7 +565,7 @@ func (s *Session) resultOf(j int32, id string) *blockView {
 	var r *blockView
 	gjson.Get(asString(m), "content").ForEach(func(_, b gjson.Result) bool {
 		if b.Get("type").Str == "toolResult" && b.Get("toolUseId").Str == id {
-			t := clean(b.Get("content").Str)
+			t := clean(textField(b, "content"))
 			r = &blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines}
 			return false
 		}

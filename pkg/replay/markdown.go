@@ -52,17 +52,17 @@ func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
 		msg.Get("content").ForEach(func(_, c gjson.Result) bool {
 			switch c.Get("type").Str {
 			case "text":
-				p.put(tty.Text(c.Get("text").Str), "\n\n")
+				p.put(tty.Text(textField(c, "text")), "\n\n")
 			case "thinking":
-				p.put("<details><summary>thinking</summary>\n\n", tty.Text(c.Get("thinking").Str), "\n\n</details>\n\n")
+				p.put("<details><summary>thinking</summary>\n\n", tty.Text(textField(c, "thinking")), "\n\n</details>\n\n")
 			case "redactedThinking":
 				p.put("*(redacted thinking)*\n\n")
 			case "toolUse":
 				p.put("**tool call** `", tty.Line(c.Get("name").Str), "` (", tty.Line(c.Get("id").Str), ")\n\n")
-				p.fence(tty.Text(c.Get("input").Str), "json")
+				p.fence(tty.Text(textField(c, "input")), "json")
 			case "toolResult":
 				p.put("**tool result** (", tty.Line(c.Get("toolUseId").Str), ")\n\n")
-				p.fence(tty.Text(c.Get("content").Str), "")
+				p.fence(tty.Text(textField(c, "content")), "")
 			}
 			return p.err == nil
 		})

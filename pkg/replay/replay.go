@@ -38,6 +38,9 @@ func Open(r io.ReaderAt, size int64) (*Session, error) {
 // Line reads back the line of node i, without its "\n".
 func (s *Session) Line(i int32) ([]byte, error) {
 	n := s.Log.Nodes[i]
+	if n.Len > hugeBlock {
+		runtime.GC() // what was held of a huge line before (the scan's) goes first
+	}
 	b := make([]byte, n.Len)
 	if _, err := s.r.ReadAt(b, n.Off); err != nil {
 		return nil, fmt.Errorf("read line %d: %w", n.Line, err)
@@ -78,6 +81,9 @@ func (s *Session) EachLine(path []int32, fn func(i int32, line []byte) error) er
 		for _, b := range blocks {
 			if int64(cap(buf)) < b.size {
 				buf = nil // let the smaller one go before the larger is made
+				if b.size > hugeBlock {
+					runtime.GC() // and what the scan held of this line, first
+				}
 				buf = make([]byte, b.size)
 			}
 			buf = buf[:b.size]
