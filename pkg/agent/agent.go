@@ -30,6 +30,12 @@
 // than interleave with it. Nothing is ever retried by itself.
 //
 // An Agent is not safe for concurrent use.
+//
+// A session's name is the store's: a file path for the file store, an id
+// (or a unique prefix of one) for a database. A service that lets its
+// users pick a session must map their words to a name itself and never
+// pass them through as Config.Session: with the file store that is a path
+// the agent will open and write.
 package agent
 
 import (
