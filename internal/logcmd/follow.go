@@ -37,7 +37,7 @@ type followOpts struct {
 	roots  []string
 	agents bool          // other agents' logs, converted (import); else panto sessions (push)
 	from   agents.Format // import: the format, or Unknown to sniff each file
-	force  bool          // import: cut entries of a session that its changed log lacks
+	force  bool          // cut entries of a session that its changed file or log lacks
 	once   bool          // one pass, then exit
 	json   bool          // one JSON line per committed batch on stdout
 	poll   time.Duration // poll every poll instead of watching (0: watch)
@@ -440,7 +440,7 @@ func (c *pushCmd) follow(st store.Store, io cli.IO, out *bufio.Writer) error {
 		}
 		roots = []string{base}
 	}
-	return follow(followOpts{to: c.To, roots: roots, once: c.Once, json: c.JSON, poll: c.Poll}, io, out)
+	return follow(followOpts{to: c.To, roots: roots, force: c.Force, once: c.Once, json: c.JSON, poll: c.Poll}, io, out)
 }
 
 // follow runs import --follow (or --once).

@@ -183,6 +183,12 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 					}
 				case !more && !cutAside(t.path, sh): // a copy that lags behind the database: left alone
 					return fmt.Errorf("%w: it holds %d entries of session %s, the database %d: a copy behind the database? nothing written (push --status shows it)", errNotFollowed, sh.Entries, c.id, sh.Have)
+				case more && !f.o.force && !cutAside(t.path, sh) && (fl.Pos == nil || sh.Have > fl.Pos.Entries):
+					// The database holds entries beyond where the file parts
+					// from it that no follower committed and no cut of the
+					// file explains (a teammate's append --store): they are
+					// not cut to follow the file.
+					return fmt.Errorf("%w: session %s holds %d entries after its entry %d that this file does not and no follower committed (appended in the database since?): not cut (--force cuts them, into panto_cuts)", errNotFollowed, c.id, sh.Have-sh.Entries, sh.Entries)
 				}
 				keep = sh.Entries
 			}

@@ -69,6 +69,7 @@ type pushCmd struct {
 	Status bool          `help:"Print, per session, the local and the database position and whether they agree (exit 1 if any does not)."`
 	JSON   bool          `help:"With --follow or --once: one JSON line per committed batch on stdout; with --status: one JSON object per session."`
 	Poll   time.Duration `help:"With --follow: look at every file every DURATION instead of watching for changes (file systems without inotify)." placeholder:"DURATION"`
+	Force  bool          `help:"With --follow or --once: cut, into panto_cuts, the entries a session holds in the database beyond where its file parts from it that no follower committed (appended in the database since)."`
 }
 
 type pullCmd struct {
@@ -157,6 +158,8 @@ func Run(args []string, io cli.IO) int {
 			return g.Import.run(bg, st, io, out)
 		case "push", "push <paths>":
 			switch {
+			case g.Push.Force && !g.Push.Follow && !g.Push.Once:
+				return 0, exitcode.Usagef("--force goes with --follow or --once")
 			case g.Push.Status:
 				return 0, g.Push.status(bg, st, io, out)
 			case g.Push.Follow || g.Push.Once:
