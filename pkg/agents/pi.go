@@ -58,10 +58,15 @@ func (c *converter) pi() error {
 		if p := l.Get("parentId"); p.Type == gjson.String {
 			if id, ok := ids[p.Str]; ok {
 				parent = id
+			} else { // said: the entry is not where the log put it
+				c.stats.add("entries whose parent is not before them (chained to the entry before)", 1)
 			}
 		}
 		id := own
 		if _, hex := session.HexID(own); !hex || c.taken[own] {
+			if c.taken[own] {
+				c.stats.add("entries whose id an earlier one has (given an id of their own)", 1)
+			}
 			id = c.id("line\x00" + c.at(n))
 		} else {
 			c.taken[own] = true
