@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/panto-dev/panto/pkg/store"
@@ -20,14 +18,7 @@ import (
 func TestCraftedCounts(t *testing.T) {
 	ctx := context.Background()
 	p := open(t, testDB(t))
-	id, header, lines := followFile(t, 4)
-	path := filepath.Join(t.TempDir(), id+".jsonl")
-	if err := os.WriteFile(path, fileOf(header, lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pushFile(ctx, p, path); err != nil {
-		t.Fatal(err)
-	}
+	id, _, _, _ := pushedFile(ctx, t, p, 4)
 	read := func() error {
 		r, err := p.Open(ctx, id)
 		if err != nil {

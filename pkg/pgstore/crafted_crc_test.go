@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/panto-dev/panto/pkg/scan"
@@ -21,14 +19,7 @@ import (
 func TestCraftedLineKeepsCRC(t *testing.T) {
 	ctx := context.Background()
 	p := open(t, testDB(t))
-	id, header, lines := followFile(t, 3)
-	path := filepath.Join(t.TempDir(), id+".jsonl")
-	if err := os.WriteFile(path, fileOf(header, lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pushFile(ctx, p, path); err != nil {
-		t.Fatal(err)
-	}
+	id, header, lines, path := pushedFile(ctx, t, p, 3)
 	// The same length, other bytes, the old crc.
 	if _, err := p.conn.Exec(ctx, `UPDATE panto_entries SET line = overlay(line placing 'Q' from length(line) - 10) WHERE session = $1 AND seq = 2`, id); err != nil {
 		t.Fatal(err)

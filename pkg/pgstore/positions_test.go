@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/jackc/pgx/v5"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
@@ -174,4 +176,18 @@ func TestMigrate(t *testing.T) {
 	if err := q.conn.QueryRow(ctx, `SELECT version, to_regclass('panto_positions') IS NOT NULL FROM panto_schema`).Scan(&v, &exists); err != nil || v != SchemaVersion || !exists {
 		t.Fatalf("version %d, panto_positions %v, %v", v, exists, err)
 	}
+}
+
+// pushedFile writes a session file of n entries (followFile) and pushes it.
+func pushedFile(ctx context.Context, t *testing.T, p *PG, n int) (id string, header []byte, lines [][]byte, path string) {
+	t.Helper()
+	id, header, lines = followFile(t, n)
+	path = filepath.Join(t.TempDir(), id+".jsonl")
+	if err := os.WriteFile(path, fileOf(header, lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pushFile(ctx, p, path); err != nil {
+		t.Fatal(err)
+	}
+	return id, header, lines, path
 }
