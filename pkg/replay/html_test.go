@@ -119,13 +119,13 @@ func TestPieces(t *testing.T) {
 }
 
 // TestHugeToolResult: a page and a transcript of a session with a tool
-// result of 24 MiB (with escapes) show all of it, and hold it about once at a time: the
+// result of 48 MiB (with escapes) show all of it, and hold it about once at a time: the
 // message is read without copies (gjson over the line read back, not a
 // copy of it), the text escaped and written piece by piece, and the line
 // not read ahead while the call beside its result is shown. Before, a page
 // allocated over 8 times the line.
 func TestHugeToolResult(t *testing.T) {
-	const huge = 24 << 20
+	const huge = 48 << 20
 	var b bytes.Buffer
 	b.WriteString(`{"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/"}` + "\n")
 	b.WriteString(`{"type":"message","id":"a","parentId":null,"timestamp":"t","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"cat it"}]}}` + "\n")
@@ -157,7 +157,9 @@ func TestHugeToolResult(t *testing.T) {
 		if want := 3 * (huge / 5); x.n < want || x.n > want+100 {
 			t.Errorf("%s: shows %d x of the %d of the result", tc.name, x.n, want)
 		}
-		if alloc, limit := after.TotalAlloc-before.TotalAlloc, uint64((tc.reads+1)*huge+huge/4); alloc > limit {
+		alloc, limit := after.TotalAlloc-before.TotalAlloc, uint64((tc.reads+1)*huge+huge/2)
+		t.Logf("%s: allocated %d MiB (bound %d MiB)", tc.name, alloc>>20, limit>>20)
+		if alloc > limit {
 			t.Errorf("%s: allocated %d MiB for a line of %d MiB, want under %d MiB", tc.name, alloc>>20, huge>>20, limit>>20)
 		}
 	}
