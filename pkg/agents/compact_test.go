@@ -39,15 +39,15 @@ func brief(msg []byte) string {
 // every reply is counted, and the session is fsck-clean.
 func TestCompaction(t *testing.T) {
 	const intro = replay.SummaryIntro
-	localOnly := func(b []byte) []byte { // a Codex of before replacement_history: the summary alone
+	localOnly := func(t testing.TB, b []byte) []byte { // a Codex of before replacement_history: the summary alone
 		out := regexp.MustCompile(`,"replacement_history":\[.*?\]\}\}`).ReplaceAll(b, []byte("}}"))
 		if bytes.Contains(out, []byte("replacement_history")) {
-			panic("the edit left the replacement history")
+			t.Fatal("the edit left the replacement history")
 		}
 		return out
 	}
-	withoutLines := func(drop ...int) func([]byte) []byte {
-		return func(b []byte) []byte {
+	withoutLines := func(drop ...int) func(testing.TB, []byte) []byte {
+		return func(_ testing.TB, b []byte) []byte {
 			lines := bytes.SplitAfter(b, []byte("\n"))
 			var out []byte
 			for i, l := range lines {
@@ -60,7 +60,7 @@ func TestCompaction(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, file string
-		edit       func([]byte) []byte
+		edit       func(testing.TB, []byte) []byte
 		sent       []string // what the model is sent after the last compaction
 		full       int      // the messages of the path
 		compacts   []string // each compaction: the text of the entry it keeps from ("" none), its tokensBefore
@@ -73,7 +73,7 @@ func TestCompaction(t *testing.T) {
 			compacts: []string{"user: second 330"},
 			replies:  3, usage: session.Usage{Input: 600, Output: 60}},
 		{name: "pi: kept on another branch keeps nothing", file: "pi-compact.jsonl",
-			edit: func(b []byte) []byte {
+			edit: func(_ testing.TB, b []byte) []byte {
 				return bytes.Replace(b, []byte(`"parentId":"10000004","timestamp":"2026-03-02T10:00:05.000Z"`), []byte(`"parentId":"10000002","timestamp":"2026-03-02T10:00:05.000Z"`), 1)
 			},
 			sent:     []string{"user: " + intro + "We said first and one.", "user: third", "assistant: three"},
@@ -90,7 +90,7 @@ func TestCompaction(t *testing.T) {
 			full:     6,
 			compacts: []string{" 330"},
 			replies:  3, usage: session.Usage{Input: 600, Output: 60}},
-		{name: "claude: a preserved segment is kept", file: "claude-compact.jsonl", edit: func(b []byte) []byte {
+		{name: "claude: a preserved segment is kept", file: "claude-compact.jsonl", edit: func(_ testing.TB, b []byte) []byte {
 			b = bytes.Replace(b, []byte(`"preTokens":330}`), []byte(`"preTokens":330,"preservedSegment":{"headUuid":"00000000-0000-4000-8000-000000000002","anchorUuid":"00000000-0000-4000-8000-000000000006","tailUuid":"00000000-0000-4000-8000-000000000004"}}`), 1)
 			// What follows goes on from the segment's tail.
 			return bytes.Replace(b, []byte(`{"parentUuid":"00000000-0000-4000-8000-000000000006"`), []byte(`{"parentUuid":"00000000-0000-4000-8000-000000000004"`), 1)
@@ -126,7 +126,7 @@ func TestCompaction(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.edit != nil {
-				b = c.edit(b)
+				b = c.edit(t, b)
 			}
 			check(t, b, Unknown)
 			conv := convert(t, c.file, b)
