@@ -239,28 +239,36 @@ func subagents(io cli.IO, src agents.Source) map[string]replay.Subagent {
 			out[sub.ToolUseID] = replay.Subagent{Agent: sub.AgentID, From: sub.From}
 			continue
 		}
-		log, err := sub.Read() // one at a time: converted, it is a temporary file
+		s, err := openSubagent(sub)
 		if err != nil {
 			cli.Warnf(io.Stderr, name, "%s: the subagent of tool call %s (%s): %v: not shown", src.Path, sub.ToolUseID, sub.From, err)
 			continue
 		}
-		tmp, n, _, err := agents.Convert(agents.Source{Path: sub.From, R: bytes.NewReader(log), Size: int64(len(log))}, agents.Claude)
-		if err != nil {
-			cli.Warnf(io.Stderr, name, "%s: the subagent of tool call %s (%s): %v: not shown", src.Path, sub.ToolUseID, sub.From, err)
-			continue
-		}
-		s, err := replay.Open(tmp, n)
-		if err != nil {
-			cli.Warnf(io.Stderr, name, "%s: the subagent of tool call %s (%s): %v: not shown", src.Path, sub.ToolUseID, sub.From, err)
-			continue
-		}
-		var path []int32
-		if leaf, _ := s.Leaf(""); leaf >= 0 {
-			path = s.Log.Path(leaf)
-		}
-		out[sub.ToolUseID] = replay.Subagent{Agent: sub.AgentID, From: sub.From, Session: s, Path: path}
+		out[sub.ToolUseID] = replay.Subagent{Agent: sub.AgentID, From: sub.From, Session: s, Path: currentPath(s)}
 	}
 	return out
+}
+
+// openSubagent reads a subagent's log and opens the panto session it
+// becomes (a temporary file: one at a time).
+func openSubagent(sub agents.Subagent) (*replay.Session, error) {
+	log, err := sub.Read()
+	if err != nil {
+		return nil, err
+	}
+	tmp, n, _, err := agents.Convert(agents.Source{Path: sub.From, R: bytes.NewReader(log), Size: int64(len(log))}, agents.Claude)
+	if err != nil {
+		return nil, err
+	}
+	return replay.Open(tmp, n)
+}
+
+// currentPath is the path of s to its current leaf (none for no entry).
+func currentPath(s *replay.Session) []int32 {
+	if leaf, _ := s.Leaf(""); leaf >= 0 {
+		return s.Log.Path(leaf)
+	}
+	return nil
 }
 
 // headerOrigin is the "origin" of a session's header line (SPEC §11): what
@@ -325,10 +333,7 @@ func (g *grammar) importedSubagents(io cli.IO, s *replay.Session, path []int32, 
 			f.Close()
 			continue
 		}
-		var p []int32
-		if leaf, _ := sub.Leaf(""); leaf >= 0 {
-			p = sub.Log.Path(leaf)
-		}
+		p := currentPath(sub)
 		first := firstPrompt(sub, p)
 		k := slices.IndexFunc(calls, func(c call) bool { return c.prompt == first && out[c.id].Session == nil })
 		if k < 0 {

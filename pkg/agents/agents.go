@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -702,26 +703,23 @@ func (c *converter) answer(e *Entry) error {
 // orphaned turns each tool result of e (a user entry) whose call is not
 // open on its path into a text block: Orphaned, the call's id, the result.
 func (c *converter) orphaned(e *Entry, open *calls) {
-	has := map[string]bool{}
+	var ids []string // a round's calls: a few
 	if open != nil {
-		for _, id := range open.ids {
-			has[id] = true
-		}
+		ids = open.ids
 	}
 	content := gjson.Get(str(e.Body), "content")
 	orphan := func(b gjson.Result) bool {
-		return b.Get("type").Str == "toolResult" && !has[b.Get("toolUseId").Str]
+		return b.Get("type").Str == "toolResult" && !slices.Contains(ids, b.Get("toolUseId").Str)
 	}
-	n := 0
+	found := false
 	content.ForEach(func(_, b gjson.Result) bool {
-		if orphan(b) {
-			n++
-		}
-		return true
+		found = orphan(b)
+		return !found
 	})
-	if n == 0 || content.Index <= 0 {
+	if !found || content.Index <= 0 {
 		return
 	}
+	n := 0
 	body := append([]byte{}, e.Body[:content.Index]...)
 	body = append(body, '[')
 	i := 0
@@ -734,6 +732,7 @@ func (c *converter) orphaned(e *Entry, open *calls) {
 			body = append(body, b.Raw...)
 			return true
 		}
+		n++
 		text := Orphaned + b.Get("toolUseId").Str + "]"
 		if b.Get("isError").Bool() {
 			text += " (an error)"
@@ -892,19 +891,7 @@ func (c *converter) bad(n int, off int64, raw []byte) {
 // object, when raw is two or more JSON objects and nothing else. raw is
 // the line reader's: it stays valid until line reads the next line.
 func (c *converter) split(n int, off int64, raw []byte) bool {
-	parts := 0
-	for i := rawjson.SkipWS(raw, 0); i < len(raw); i = rawjson.SkipWS(raw, i) {
-		if raw[i] != '{' {
-			return false
-		}
-		end, ok := rawjson.Value(raw, i, 0)
-		if !ok {
-			return false
-		}
-		parts++
-		i = end
-	}
-	if parts < 2 {
+	if firstOfSeveral(raw) == nil {
 		return false
 	}
 	c.rest, c.restN, c.restOff, c.piece = raw, n, off, -1
