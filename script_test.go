@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -68,9 +69,10 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": cmdStatus,
-			"serve":  cmdServe,
-			"pgdb":   cmdPGDB,
+			"status":  cmdStatus,
+			"serve":   cmdServe,
+			"pgdb":    cmdPGDB,
+			"waitfor": cmdWaitfor,
 		},
 	})
 }
@@ -173,4 +175,38 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv("SERVER", srv.URL)
+}
+
+// cmdWaitfor waits until a file exists (and, with a pattern, until it holds
+// a match of it), polling, so a script waits on a condition, never on a
+// sleep; it fails after a minute:
+//
+//	waitfor locked            (the file exists)
+//	waitfor out.txt 'ready'   (the file holds a match of the regexp)
+func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfor FILE [REGEXP]")
+	}
+	var re *regexp.Regexp
+	if len(args) == 2 {
+		var err error
+		if re, err = regexp.Compile(args[1]); err != nil {
+			ts.Fatalf("waitfor: %v", err)
+		}
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil && (re == nil || re.Match(b)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			if re != nil {
+				ts.Fatalf("waitfor: %s holds no match of %q after a minute", args[0], args[1])
+			}
+			ts.Fatalf("waitfor: no %s after a minute", args[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
