@@ -53,7 +53,9 @@ func (c *converter) pi() error {
 			}
 			continue
 		}
-		own := l.Get("id").Str
+		// Copied: raw is the line reader's, its buffer reused for the
+		// next lines; own is kept (ids, taken, parents, byIndex).
+		own := strings.Clone(l.Get("id").Str)
 		parent := c.last
 		if p := l.Get("parentId"); p.Type == gjson.String {
 			if id, ok := ids[p.Str]; ok {
@@ -72,7 +74,7 @@ func (c *converter) pi() error {
 			c.taken[own] = true
 		}
 		if own != "" {
-			ids[strings.Clone(own)] = id
+			ids[own] = id
 		}
 		byIndex[len(byIndex)-1] = id
 		parents[id] = parent
@@ -144,9 +146,10 @@ func (c *converter) pi() error {
 }
 
 // onPath reports whether entry id is from on the path to entry at,
-// by parents.
+// by parents. The walk takes at most one step per entry: it ends on any
+// map, a cycle too (none is made from a log: a parent is an entry before).
 func onPath(parents map[string]string, at, id string) bool {
-	for ; at != "" && id != ""; at = parents[at] {
+	for steps := 0; at != "" && id != "" && steps <= len(parents); at, steps = parents[at], steps+1 {
 		if at == id {
 			return true
 		}
