@@ -80,7 +80,8 @@ func TestScripts(t *testing.T) {
 var databases atomic.Int64
 
 // cmdPGDB creates an empty database on the test server for this script,
-// dropped at its end, and sets $PG to its URL:
+// dropped at its end, and sets $PG to its URL ($PGSOCKET, $PGNAME: its
+// socket directory and name, for libpq's key=value form):
 //
 //	[pg] pgdb
 func cmdPGDB(ts *testscript.TestScript, neg bool, args []string) {
@@ -106,6 +107,7 @@ func cmdPGDB(ts *testscript.TestScript, neg bool, args []string) {
 	u.Path = "/" + name
 	ts.Setenv("PG", u.String())
 	ts.Setenv("PGSOCKET", u.Query().Get("host"))
+	ts.Setenv("PGNAME", name)
 }
 
 // cmdStatus runs a command and checks its exact exit code:

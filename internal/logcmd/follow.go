@@ -91,8 +91,8 @@ type follower struct {
 // follow runs a follower until it is stopped (SIGINT, SIGTERM), or after
 // one pass with --once.
 func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
-	if !strings.HasPrefix(o.to, "postgres://") && !strings.HasPrefix(o.to, "postgresql://") {
-		return exitcode.Usagef("%q is not a database URL: give postgres://…", store.Redact(o.to))
+	if !pgstore.IsConnString(o.to) {
+		return exitcode.Usagef("%q is not a database URL: give postgres://… or libpq's host=… dbname=…", pgstore.Redact(o.to))
 	}
 	for i, r := range o.roots {
 		if abs, err := filepath.Abs(r); err == nil {

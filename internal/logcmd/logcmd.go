@@ -609,8 +609,8 @@ func (h *wholeLines) Write(p []byte) (int, error) {
 
 // database opens the database a --to or --from flag names.
 func database(ctx context.Context, url string) (*pgstore.PG, error) {
-	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") && !store.IsKeyValue(url) {
-		return nil, exitcode.Usagef("%q is not a database URL: give postgres://… or libpq's host=… dbname=…", store.Redact(url))
+	if !pgstore.IsConnString(url) {
+		return nil, exitcode.Usagef("%q is not a database URL: give postgres://… or libpq's host=… dbname=…", pgstore.Redact(url))
 	}
 	db, err := pgstore.Open(ctx, url)
 	switch {

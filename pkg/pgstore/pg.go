@@ -68,6 +68,7 @@ func init() {
 // Open connects to the database url names and makes sure it holds the
 // schema (created on first use; a newer one is refused).
 func Open(ctx context.Context, url string) (*PG, error) {
+	url = normalize(url)
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		// pgx quotes the string it could not read, its password redacted
@@ -76,12 +77,12 @@ func Open(ctx context.Context, url string) (*PG, error) {
 		if i := strings.Index(msg, "`: "); strings.HasPrefix(msg, "cannot parse `") && i > 0 {
 			msg = msg[i+3:]
 		}
-		return nil, fmt.Errorf("%w: %s: %s", store.ErrBadURL, store.Redact(url), store.Scrub(msg, url))
+		return nil, fmt.Errorf("%w: %s: %s", store.ErrBadURL, Redact(url), Scrub(msg, url))
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
-	p := &PG{url: store.Redact(url), wait: DefaultWait, set: DefaultWait}
+	p := &PG{url: Redact(url), wait: DefaultWait, set: DefaultWait}
 	if _, set := cfg.RuntimeParams["lock_timeout"]; set {
 		p.set = -1 // the URL's, for reads; a writer sets its --wait
 	}
@@ -92,7 +93,7 @@ func Open(ctx context.Context, url string) (*PG, error) {
 	}
 	p.conn, err = pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cannot connect to %s: %s", store.ErrUnavailable, p.where(cfg), store.Scrub(redact(err.Error(), cfg.Password), url))
+		return nil, fmt.Errorf("%w: cannot connect to %s: %s", store.ErrUnavailable, p.where(cfg), Scrub(scrub(err.Error(), cfg.Password), url))
 	}
 	if _, err := p.conn.Exec(ctx, `SELECT set_config('client_connection_check_interval', $1, false)`, ms(checkInterval)); err != nil {
 		var pe *pgconn.PgError
@@ -115,14 +116,6 @@ func (p *PG) where(cfg *pgx.ConnConfig) string {
 		host = "socket " + host
 	}
 	return fmt.Sprintf("%s (%s, port %d, database %s, user %s)", p.url, host, cfg.Port, cfg.Database, cfg.User)
-}
-
-// redact removes a secret from a message.
-func redact(msg, secret string) string {
-	if secret == "" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, secret, "xxxxx")
 }
 
 // fail says what failed, and whether the store could not be reached.

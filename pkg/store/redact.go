@@ -1,175 +1,92 @@
 package store
 
 import (
-	"net/url"
-	"regexp"
 	"strings"
+	"sync"
 )
 
-// passwordParam is a password given as a parameter of a URL (or written
-// anywhere in a string that is neither a URL nor key=value), quoted or not.
-var passwordParam = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^&\s]*)`)
-
-// dsnKey is the start of a libpq key=value connection string: a keyword,
-// maybe spaces, "=".
-var dsnKey = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*\s*=`)
-
-// IsKeyValue reports whether s is a libpq connection string of the
-// key=value form ("host=/run/pg dbname=panto password='se cr et'"), not a
-// URL.
-func IsKeyValue(s string) bool { return !strings.Contains(s, "://") && dsnKey.MatchString(s) }
-
-// Redact returns a store URL or a libpq key=value connection string fit to
-// show: its password, in the user part, as a parameter or as a key
-// (quoted or not), replaced by "xxxxx".
-func Redact(s string) string {
-	if IsKeyValue(s) {
-		return redactKeyValue(s)
-	}
-	if !strings.Contains(s, "://") {
-		// Neither form: where a password begins, nothing more is shown.
-		if i := strings.Index(strings.ToLower(s), "password"); i >= 0 {
-			return s[:i] + "password=xxxxx…"
-		}
-		return s
-	}
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			s = u.String()
-		}
-	} else if i := strings.LastIndex(s, "@"); i > 0 {
-		if j := strings.Index(s, "://"); j >= 0 && j < i {
-			if k := strings.Index(s[j+3:i], ":"); k >= 0 {
-				s = s[:j+3+k+1] + "xxxxx" + s[i:]
-			}
-		}
-	}
-	return passwordParam.ReplaceAllString(s, "${1}xxxxx")
+// A Form is how a backend's locations are written, so that Open sends a
+// location to its backend and a message shows it without its secrets. The
+// backend owns its syntax (pkg/pgstore: libpq's URL and key=value forms).
+type Form struct {
+	Claims   func(s string) bool        // s is this backend's though it has no scheme (libpq's key=value)
+	Redact   func(s string) string      // s fit to show
+	Password func(s string) string      // the password s gives, "" for none
+	Scrub    func(msg, s string) string // msg without any piece of s's password
 }
 
-// Password returns the password s gives (a URL's user part or parameter,
-// or a key=value string's password), "" for none.
+var forms sync.Map // scheme → Form
+
+// RegisterForm makes a backend's location syntax known by its scheme.
+func RegisterForm(scheme string, f Form) { forms.Store(scheme, f) }
+
+// claimant returns the scheme of the backend that claims s though it has
+// no scheme of its own (libpq's key=value), "" for none.
+func claimant(s string) string {
+	scheme := ""
+	forms.Range(func(k, v any) bool {
+		if f := v.(Form); f.Claims != nil && f.Claims(s) {
+			scheme = k.(string)
+			return false
+		}
+		return true
+	})
+	return scheme
+}
+
+// formOf returns the form of the backend s names, if one is registered.
+func formOf(s string) (Form, bool) {
+	scheme := claimant(s)
+	if scheme == "" {
+		var has bool
+		if scheme, _, has = strings.Cut(s, ":"); !has {
+			return Form{}, false
+		}
+		if scheme = strings.ToLower(scheme); scheme == "postgresql" {
+			scheme = "postgres"
+		}
+	}
+	v, has := forms.Load(scheme)
+	if !has {
+		return Form{}, false
+	}
+	return v.(Form), true
+}
+
+// IsKeyValue reports whether a registered backend claims s though it has
+// no scheme (libpq's key=value settings: "host=/run/pg dbname=panto").
+func IsKeyValue(s string) bool { return claimant(s) != "" }
+
+// Redact returns a store location fit to show, as its backend redacts it
+// (pkg/pgstore for a database). A location no backend knows shows its
+// scheme only, or, without one, nothing from "password" on.
+func Redact(s string) string {
+	if f, ok := formOf(s); ok && f.Redact != nil {
+		return f.Redact(s)
+	}
+	if i := strings.Index(s, "://"); i >= 0 {
+		return s[:i] + "://…"
+	}
+	if i := strings.Index(strings.ToLower(s), "password"); i >= 0 {
+		return s[:i] + "password=xxxxx…"
+	}
+	return s
+}
+
+// Password returns the password a location gives, as its backend reads
+// it ("" for none, or for a location no backend knows).
 func Password(s string) string {
-	if IsKeyValue(s) {
-		pw := ""
-		eachKeyValue(s, func(key string, _, _ int, value string) {
-			if key == "password" {
-				pw = value
-			}
-		})
-		return pw
-	}
-	if u, err := url.Parse(s); err == nil {
-		if pw, ok := u.User.Password(); ok {
-			return pw
-		}
-		return u.Query().Get("password")
-	}
-	if i, j := strings.Index(s, "://"), strings.LastIndex(s, "@"); i >= 0 && j > i {
-		if _, pw, ok := strings.Cut(s[i+3:j], ":"); ok {
-			return pw
-		}
+	if f, ok := formOf(s); ok && f.Password != nil {
+		return f.Password(s)
 	}
 	return ""
 }
 
-// redactKeyValue replaces the value of every password key.
-func redactKeyValue(s string) string {
-	var b strings.Builder
-	last := 0
-	eachKeyValue(s, func(key string, start, end int, _ string) {
-		if key == "password" {
-			b.WriteString(s[last:start])
-			b.WriteString("xxxxx")
-			last = end
-		}
-	})
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// eachKeyValue calls fn with each key of a key=value string, where its
-// value starts and ends in s (quotes included), and the value as libpq
-// reads it (quotes and backslash escapes undone). What cannot be read
-// further (an unterminated quote) is taken as the value to the end.
-func eachKeyValue(s string, fn func(key string, start, end int, value string)) {
-	i := 0
-	for i < len(s) {
-		for i < len(s) && isSpace(s[i]) {
-			i++
-		}
-		k := i
-		for i < len(s) && s[i] != '=' && !isSpace(s[i]) {
-			i++
-		}
-		key := s[k:i]
-		for i < len(s) && isSpace(s[i]) {
-			i++
-		}
-		if i >= len(s) || s[i] != '=' {
-			if key == "" {
-				return
-			}
-			continue // not key=value: skip the word
-		}
-		i++
-		for i < len(s) && isSpace(s[i]) {
-			i++
-		}
-		start := i
-		var v strings.Builder
-		if i < len(s) && s[i] == '\'' {
-			i++
-			for i < len(s) && s[i] != '\'' {
-				if s[i] == '\\' && i+1 < len(s) {
-					i++
-				}
-				v.WriteByte(s[i])
-				i++
-			}
-			if i < len(s) {
-				i++ // the closing quote
-			}
-		} else {
-			for i < len(s) && !isSpace(s[i]) {
-				if s[i] == '\\' && i+1 < len(s) {
-					i++
-				}
-				v.WriteByte(s[i])
-				i++
-			}
-		}
-		fn(strings.ToLower(key), start, i, v.String())
-	}
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
-
-// Scrub removes from msg (an error of a library that read the connection
-// string s) the password s gives and every quoted part of msg that is a
-// piece of it: no part of a password is ever shown.
+// Scrub removes from msg every piece of the password the location s
+// gives, as its backend knows it.
 func Scrub(msg, s string) string {
-	pw := Password(s)
-	if pw == "" {
-		return msg
-	}
-	msg = strings.ReplaceAll(msg, pw, "xxxxx")
-	for _, piece := range strings.FieldsFunc(pw, func(r rune) bool { return r == ' ' || r == ':' || r == '\'' || r == '"' || r == '@' }) {
-		if len(piece) >= 4 {
-			msg = strings.ReplaceAll(msg, piece, "xxxxx")
-		}
-	}
-	for _, q := range []string{`"`, "`", `'`} {
-		parts := strings.Split(msg, q)
-		for i := 1; i < len(parts); i += 2 {
-			if p := parts[i]; p != "" && (strings.Contains(pw, p) || strings.Contains(p, pw)) {
-				parts[i] = "xxxxx"
-			}
-		}
-		msg = strings.Join(parts, q)
+	if f, ok := formOf(s); ok && f.Scrub != nil {
+		return f.Scrub(msg, s)
 	}
 	return msg
 }

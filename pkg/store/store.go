@@ -402,8 +402,8 @@ var schemeName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 // "postgres://…" (also "postgresql://…").
 func Open(url string, getenv func(string) string) (Store, error) {
 	scheme := "file"
-	if IsKeyValue(url) {
-		scheme = "postgres" // libpq's other form: host=… dbname=…
+	if c := claimant(url); c != "" {
+		scheme = c // a form with no scheme: libpq's host=… dbname=…
 	} else if url != "" {
 		s, _, ok := strings.Cut(url, ":")
 		if !ok || !schemeName.MatchString(s) { // never quoted: it may hold a piece of a password
