@@ -1,0 +1,203 @@
+package logcmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/stores"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/replay"
+	"github.com/panto-dev/panto/pkg/scan"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
+	"github.com/panto-dev/panto/pkg/tty"
+	"github.com/tidwall/gjson"
+)
+
+type appendCmd struct {
+	File       string        `arg:"" help:"The session: a file (in a database: its id, or a unique prefix of an existing one); created by its first reply."`
+	Provider   string        `help:"Provider stamped on user entries (default: the file's active one)."`
+	Model      string        `help:"Model stamped on user entries (default: the file's active one)."`
+	System     string        `help:"Append this system prompt first, before --user (no JSON needed)." placeholder:"TEXT"`
+	User       string        `help:"Append this user prompt first (no JSON needed); stdin is read after it unless it is a terminal." placeholder:"TEXT"`
+	Parent     string        `help:"Make the first entry a child of entry ID (a branch) instead of the leaf." placeholder:"ID"`
+	ExpectLeaf *string       `help:"Fail (exit 3, nothing written) unless the leaf is still ID." placeholder:"ID"`
+	AllowEmpty bool          `help:"Create a new file even if the batch has no assistant message."`
+	Wait       time.Duration `default:"10s" help:"How long to wait for another writer's lock."`
+	ToolResult []string      `name:"tool-result" help:"Append one user entry holding this tool result (repeat for every result of a round; the content is read from FILE)." placeholder:"ID=FILE"`
+	Quiet      bool          `short:"q" help:"Do not echo the entry lines written."`
+	IDs        bool          `name:"ids" help:"Echo only the ids of the entries written, one per line."`
+}
+
+func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+	if (c.Provider == "") != (c.Model == "") {
+		return exitcode.Usagef("--provider and --model go together")
+	}
+	var msgs []store.Msg
+	if c.System != "" {
+		msgs = append(msgs, store.Msg{Raw: session.TextMessage("system", c.System), Role: "system"})
+	}
+	if len(c.ToolResult) > 0 {
+		m, err := toolResults(c.ToolResult, c.User)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, m)
+	} else if c.User != "" {
+		msgs = append(msgs, store.Msg{Raw: session.TextMessage("user", c.User), Role: "user"})
+	}
+	if len(msgs) == 0 || !cli.IsTerminal(io.Stdin) {
+		cli.StdinHint(io, name, "message lines")
+		in, err := readMessages(io.Stdin)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, in...)
+	}
+	if len(msgs) == 0 {
+		// A FILE that is no session file is the mistake to say, not the
+		// empty stdin (it is checked here, not before every append).
+		if r, err := st.Open(ctx, c.File); err == nil {
+			r.Close()
+		} else if errors.Is(err, store.ErrIsDir) {
+			return storeError(fmt.Errorf("%w: %s", store.ErrIsDir, c.File), c.File)
+		}
+		return exitcode.Usagef("no message lines on stdin: nothing appended (give message lines, or --user TEXT)")
+	}
+	if err := checkKept(ctx, st, c.File, c.Parent, msgs); err != nil {
+		return err
+	}
+	stores.SetWait(st, c.Wait)
+	res, err := st.Append(ctx, c.File, msgs, store.AppendOptions{
+		Provider: c.Provider, Model: c.Model, Parent: c.Parent, ExpectLeaf: c.ExpectLeaf,
+		AllowEmpty: c.AllowEmpty, Cwd: io.Cwd,
+	})
+	if err != nil {
+		return storeError(err, c.File)
+	}
+	if res.Cut != nil {
+		cli.Warnf(io.Stderr, name, "cut a torn tail of %d bytes from %s first (saved as %s)", res.Cut.Bytes, c.File, res.Cut.SavedAs)
+	}
+	switch {
+	case c.Quiet:
+		return nil
+	case c.IDs:
+		for _, line := range bytes.SplitAfter(res.Lines, []byte("\n")) {
+			if len(line) > 0 {
+				fmt.Fprintln(out, session.Classify(line[:len(line)-1]).ID)
+			}
+		}
+		return nil
+	}
+	_, err = out.Write(res.Lines)
+	return err
+}
+
+// toolResults builds one user message of tool results (ID=FILE each, the
+// file holding the tool's output), then the text, if any: the results of a
+// round travel together, as providers want them.
+func toolResults(specs []string, text string) (store.Msg, error) {
+	b := []byte(`{"role":"user","content":[`)
+	for i, spec := range specs {
+		id, file, ok := strings.Cut(spec, "=")
+		if !ok || id == "" || file == "" {
+			return store.Msg{}, exitcode.Usagef("--tool-result %q: give ID=FILE", spec)
+		}
+		content, err := os.ReadFile(file)
+		if err != nil {
+			return store.Msg{}, exitcode.Usagef("--tool-result %s: %v", id, err)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"toolResult","toolUseId":`...)
+		b = rawjson.AppendString(b, id)
+		b = append(b, `,"content":`...)
+		b = append(rawjson.AppendString(b, string(content)), '}')
+	}
+	if text != "" {
+		b = append(b, `,{"type":"text","text":`...)
+		b = append(rawjson.AppendString(b, text), '}')
+	}
+	return store.ParseMessage(append(b, "]}"...))
+}
+
+// checkKept refuses a compaction of msgs whose firstKeptEntryId names no
+// entry on the path it is appended under (parent, or the leaf): panto-fsck
+// calls such a session damaged (compactionKeptMissing). An empty one keeps
+// nothing and is written. A session that cannot be read is left to Append
+// to report; the path an entry is appended under never changes but by a
+// truncate, so reading it before the append is enough.
+func checkKept(ctx context.Context, st store.Store, file, parent string, msgs []store.Msg) error {
+	var kept []string
+	for _, m := range msgs {
+		if m.Type == "compaction" {
+			if id := gjson.GetBytes(append([]byte{'{'}, append(m.Raw, '}')...), "firstKeptEntryId").Str; id != "" {
+				kept = append(kept, id)
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	on := map[string]bool{}
+	if r, err := st.Open(ctx, file); err == nil {
+		s, err := replay.Open(r, r.Size())
+		if err == nil {
+			at := s.Log.Leaf()
+			if parent != "" {
+				at = s.Log.Lookup(parent)
+			}
+			if at >= 0 {
+				for _, i := range s.Log.Path(at) {
+					on[s.Log.ID(i)] = true
+				}
+			}
+		}
+		r.Close()
+		if err != nil {
+			return nil
+		}
+	}
+	for _, id := range kept {
+		if !on[id] {
+			return exitcode.Usagef("a compaction keeps from %s, which is no entry on the path it is appended to: nothing appended (give an entry of the path: panto-replay --get lastPromptId)", tty.Line(id))
+		}
+	}
+	return nil
+}
+
+// readMessages reads every message line of r (and compaction lines, as
+// panto-turn --compact prints them); blank lines are skipped.
+func readMessages(r io.Reader) ([]store.Msg, error) {
+	var msgs []store.Msg
+	var bad error
+	err := scan.MessageLines(r, func(n int, line []byte) error {
+		parse := store.ParseMessage
+		if gjson.GetBytes(line, "type").Str == "compaction" {
+			parse = store.ParseCompaction
+		}
+		m, err := parse(line)
+		if err != nil {
+			bad = exitcode.Usagef("stdin line %d: %v: nothing appended", n, err)
+			return bad
+		}
+		msgs = append(msgs, m)
+		return nil
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	if err != nil {
+		return nil, exitcode.Failuref("read stdin: %v: nothing appended", err)
+	}
+	return msgs, nil
+}

@@ -1,0 +1,54 @@
+package logcmd
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+type exportCmd struct {
+	Session string `arg:"" help:"The session: a file (in a database: an id or a unique prefix)."`
+}
+
+// run writes the session's complete lines (a torn tail left out) to out.
+func (c *exportCmd) run(ctx context.Context, st store.Store, out io.Writer) error {
+	r, err := st.Open(ctx, c.Session)
+	if err != nil {
+		return storeError(err, c.Session)
+	}
+	defer r.Close()
+	w := &wholeLines{w: out}
+	if _, err := io.Copy(w, r); err != nil {
+		return exitcode.Failuref("export %s: %v", c.Session, err)
+	}
+	return nil
+}
+
+// wholeLines passes on what ends in a newline and holds back the rest: a
+// torn tail never leaves.
+type wholeLines struct {
+	w    io.Writer
+	held []byte
+}
+
+func (h *wholeLines) Write(p []byte) (int, error) {
+	i := bytes.LastIndexByte(p, '\n')
+	if i < 0 {
+		h.held = append(h.held, p...)
+		return len(p), nil
+	}
+	if len(h.held) > 0 {
+		if _, err := h.w.Write(h.held); err != nil {
+			return 0, err
+		}
+		h.held = h.held[:0]
+	}
+	if _, err := h.w.Write(p[:i+1]); err != nil {
+		return 0, err
+	}
+	h.held = append(h.held, p[i+1:]...)
+	return len(p), nil
+}

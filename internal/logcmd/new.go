@@ -1,0 +1,21 @@
+package logcmd
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/stores"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+type newCmd struct{}
+
+func runNew(st store.Store, io cli.IO, out io.Writer) error {
+	n, err := st.NewName(io.Cwd)
+	if err != nil {
+		return stores.ErrorOf(err, io.Cwd, stores.Write)
+	}
+	_, err = fmt.Fprintln(out, shown(io, n))
+	return err
+}

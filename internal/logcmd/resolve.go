@@ -1,0 +1,30 @@
+package logcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/stores"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+type resolveCmd struct {
+	Prefix string `arg:"" help:"Leading characters of a session id."`
+	All    bool   `help:"Look in every project, not only this directory's."`
+}
+
+func (c *resolveCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+	p, err := st.Resolve(ctx, io.Cwd, c.All, c.Prefix)
+	switch {
+	case errors.Is(err, store.ErrNoSuchSession): // nothing matched: a finding (SPEC §7)
+		return exitcode.New(exitcode.Findings, err)
+	case err != nil:
+		return stores.ErrorOf(err, c.Prefix, stores.Read)
+	}
+	_, err = fmt.Fprintln(out, shown(io, p))
+	return err
+}
