@@ -39,17 +39,28 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/provider"
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/replay"
+	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
+
+	// store.Open knows the built-in stores without blank imports (SPEC
+	// §13): an embedder of this package can open any of them.
+	_ "github.com/panto-dev/panto/pkg/filestore"
+	_ "github.com/panto-dev/panto/pkg/nullstore"
+	_ "github.com/panto-dev/panto/pkg/pgstore"
 	"github.com/tidwall/gjson"
 )
 
@@ -82,17 +93,29 @@ var ErrNothingToCompact = errors.New("agent: nothing to compact: the conversatio
 // with a user message (Submit a prompt first).
 var ErrNothingToSend = errors.New("agent: nothing to send: the conversation does not end with a prompt (Submit one)")
 
+// ErrPending is Step's error when the last reply's tool calls have no
+// result (Pending): a session resumed after a crash in a tool round, or a
+// round whose start could not be written. Step neither runs them again nor
+// tells the model they did not run: RunPending runs them, ResolvePending
+// gives their results (or says they were lost), and Submit answers them as
+// lost with the next prompt.
+var ErrPending = errors.New("agent: the last reply's tool calls have no result: RunPending runs them again, ResolvePending answers them")
+
 // Agent owns a conversation and the session it is persisted in.
 type Agent struct {
 	cfg      Config
 	name     string // the session's name in the store
+	id       string // the session's id
 	exists   bool   // the session is in the store
 	conv     []provider.Message
 	ids      []string // the entry id of each message of conv; "" for a summary, or a held message
 	leaf     string   // the session's leaf as the agent last saw it ("" for none)
 	parent   string   // the parent of the next entry when it is not leaf (after a dangling prompt)
+	root     bool     // the next entry is a root: a sibling of a dangling root prompt
 	held     []held   // entries not written yet, written before the next ones
 	dangling *Prompt
+	pending  []provider.ToolCall // calls of the last reply with no result
+	after    *store.Msg          // a system entry to write after the pending calls' results
 }
 
 // held is an entry waiting to be written, and where it is in conv (-1 for
@@ -130,21 +153,51 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.name = name
+		a.name, a.id = name, idOf(name)
 		if cfg.System != "" {
 			a.hold(systemMsg(cfg.System), true)
 		}
 		return a, nil
 	}
-	a.name = cfg.Session
+	name, err := resolve(ctx, cfg.Store, cfg.Session)
+	if err != nil {
+		return nil, err
+	}
+	a.name = name
 	if err := a.load(ctx); err != nil {
 		return nil, err
 	}
 	a.exists = true
 	if cfg.System != "" && cfg.System != a.lastSystem() {
-		a.hold(systemMsg(cfg.System), true)
+		m := systemMsg(cfg.System)
+		if len(a.pending) > 0 {
+			// Between a tool call and its result no provider takes a
+			// system message: it goes after the results.
+			a.after = &m
+		} else {
+			a.hold(m, true)
+		}
 	}
 	return a, nil
+}
+
+// resolve is the name of the session that session names in st: a file
+// path as it is (the file store), else the session whose id is session or
+// starts with it, wherever its cwd.
+func resolve(ctx context.Context, st store.Store, session string) (string, error) {
+	if strings.ContainsRune(session, '/') || strings.HasSuffix(session, ".jsonl") {
+		return session, nil
+	}
+	return st.Resolve(ctx, "", true, session)
+}
+
+// idOf is the session id a new session's name holds: a file's name, or
+// the name itself.
+func idOf(name string) string {
+	if id := catalog.IDFromPath(name); id != "" {
+		return id
+	}
+	return name
 }
 
 // load rebuilds the conversation from the store.
@@ -162,12 +215,17 @@ func (a *Agent) load(ctx context.Context) error {
 		// Nothing to resume, and nothing Submit could append to.
 		return fmt.Errorf("agent: %s is no panto session: its first line is not a session header", a.name)
 	}
+	if err := appendable(r, s.Log, a.name); err != nil {
+		return err
+	}
+	a.id = s.Log.Header.ID
 	leaf := s.Log.Leaf()
 	if leaf < 0 {
 		return nil
 	}
 	a.leaf = s.Log.ID(leaf)
-	err = s.EachSent(s.Log.Path(leaf), func(i int32, msg []byte) error {
+	path := s.Log.Path(leaf)
+	err = s.EachSent(path, func(i int32, msg []byte) error {
 		id := ""
 		if i >= 0 {
 			id = s.Log.ID(i)
@@ -185,8 +243,49 @@ func (a *Agent) load(ctx context.Context) error {
 			p.ParentID = s.Log.ID(pi)
 		}
 		a.dangling = p
-		a.parent = p.ParentID
+		a.parent, a.root = p.ParentID, p.ParentID == ""
 		a.conv, a.ids = a.conv[:n-1], a.ids[:n-1]
+	}
+	if uses := a.unanswered(); len(uses) > 0 {
+		started, err := s.Started(path)
+		if err != nil {
+			return fmt.Errorf("agent: read %s: %w", a.name, err)
+		}
+		for _, u := range uses {
+			c := call(u)
+			if t, ok := started[u.ID]; ok {
+				c.Started, _ = time.Parse(session.TimeFormat, t)
+				if c.Started.IsZero() {
+					c.Started = time.Unix(0, 0).UTC() // a mark with a bad timestamp: started, time unknown
+				}
+			}
+			a.pending = append(a.pending, c)
+		}
+	}
+	return nil
+}
+
+// appendable refuses a session no write could go on (SPEC §13): a newer
+// format version (or another agent's log that calls itself one), a second
+// header, or a line that is not JSON before its end (a torn tail is cut
+// by the next write).
+func appendable(r store.Reader, l *scan.Log, name string) error {
+	switch {
+	case l.Header.Version > session.Version:
+		return fmt.Errorf("%w: %s is format version %d (a newer panto's, or another agent's log); this panto writes version %d: it cannot be resumed here", store.ErrNewerVersion, name, l.Header.Version, session.Version)
+	case len(l.Headers) > 0:
+		return fmt.Errorf("%w: %s: a second session header at line %d: run panto-fsck", store.ErrNeedsFsck, name, l.Headers[0].Line)
+	case l.Stopped == nil:
+		return nil
+	}
+	// The read stopped at a line that is not JSON: damage, unless
+	// nothing good follows it (a torn tail).
+	all, err := scan.Scan(io.NewSectionReader(r, 0, r.Size()), scan.ScanOptions{})
+	if err != nil {
+		return fmt.Errorf("agent: read %s: %w", name, err)
+	}
+	if all.CorruptMid {
+		return fmt.Errorf("%w: %s: line %d is not valid JSON, and entries follow it: run panto-fsck", store.ErrNeedsFsck, name, all.Corrupt[0].Line)
 	}
 	return nil
 }
@@ -199,27 +298,96 @@ func (a *Agent) Name() string {
 	return a.name
 }
 
+// ID is the session's id, from New on: a new session's id is chosen
+// then, though the session exists only from its first reply (SPEC §4).
+func (a *Agent) ID() string { return a.id }
+
+// Pending is the tool calls of the last reply that have no result: on
+// resume after a crash in a tool round, or after a Step whose round could
+// not start. A call's Started is when its round began (it may have run,
+// its result lost), or zero when it never started. Step refuses to go on
+// past them (ErrPending); RunPending runs them, ResolvePending answers
+// them, and Submit answers them as lost with its prompt.
+func (a *Agent) Pending() []provider.ToolCall { return slices.Clone(a.pending) }
+
+// RunPending runs the pending calls (Pending) again, as Step runs a
+// round: a mark, the tools, their results as one entry. Step then sends
+// the results.
+func (a *Agent) RunPending(ctx context.Context) error {
+	if len(a.pending) == 0 {
+		return nil
+	}
+	return a.round(ctx, a.pending)
+}
+
+// ResolvePending answers the pending calls (Pending) without running
+// them, in one entry: results[id] is the result of the call id; a call
+// results does not name gets Lost's text. Step then sends the results.
+func (a *Agent) ResolvePending(ctx context.Context, results map[string]string) error {
+	known := map[string]bool{}
+	for _, c := range a.pending {
+		known[c.ID] = true
+	}
+	for id := range results {
+		if !known[id] {
+			return fmt.Errorf("agent: no pending tool call has the id %q", id)
+		}
+	}
+	if len(a.pending) == 0 {
+		return nil
+	}
+	b := []byte(`{"role":"user","content":[`)
+	for _, c := range a.pending {
+		r, ok := results[c.ID]
+		if !ok {
+			r = Lost(c)
+		}
+		b = appendResult(b, c.ID, r)
+	}
+	if err := a.add(ctx, store.Msg{Raw: append(b, "]}"...), Role: "user"}); err != nil {
+		return err
+	}
+	a.pending = nil
+	return nil
+}
+
+// Lost is the result the model is told for a call whose result is not
+// known: that it started and may have run, or that it never started.
+func Lost(c provider.ToolCall) string {
+	if c.Started.IsZero() {
+		return "Not run: this tool call never started (the session was interrupted before it)."
+	}
+	return fmt.Sprintf("Started at %s; its result was lost: it may have run.", session.Timestamp(c.Started))
+}
+
 // Conversation is the live conversation: what the next request sends.
 func (a *Agent) Conversation() []provider.Message { return slices.Clone(a.conv) }
 
 // Dangling is, on resume, the prompt that got no reply (the session's last
-// entry, a user message with text), or nil. It is not part of the
-// conversation: to send it again, Submit its text (the new prompt is a
-// sibling of it in the session's tree). Tool results alone are no prompt:
-// they stay the conversation's end, and Step sends them again.
+// entry, a user message with text), or nil; nil again once a reply
+// answered a prompt. It is not part of the conversation: Submit its text
+// to send it as it is (the same entry: nothing is written twice), or
+// another text to put a new prompt beside it (a sibling in the session's
+// tree, a second root when it is the first entry). Tool results alone are
+// no prompt: they stay the conversation's end, and Step sends them again.
 func (a *Agent) Dangling() *Prompt { return a.dangling }
 
 // Submit adds a user prompt to the conversation, written before any
-// request (a new session's first prompt: with its reply). Tool calls of
-// the last reply that never ran (a session resumed after a crash) are
-// answered in the same entry as not run, so the conversation stays one
-// the providers accept.
+// request (a new session's first prompt: with its reply). Pending tool
+// calls (a session resumed after a crash in a tool round) are answered
+// in the same entry with what is known of them (Lost), so the
+// conversation stays one the providers accept.
 func (a *Agent) Submit(ctx context.Context, text string) error {
+	if d := a.dangling; d != nil && text == d.Text && a.leaf == d.ID && len(a.held) == 0 {
+		// The dangling prompt sent as it is: it is already written.
+		a.conv = append(a.conv, provider.Message{Role: "user", Blocks: []provider.Block{{Type: "text", Text: text}}})
+		a.ids = append(a.ids, d.ID)
+		a.parent, a.root = "", false
+		return nil
+	}
 	var results []byte
-	if pend := a.pending(); len(pend) > 0 {
-		for _, u := range pend {
-			results = appendResult(results, u.ID, "Not run: the session was interrupted before this tool ran.")
-		}
+	for _, c := range a.pending {
+		results = appendResult(results, c.ID, Lost(c))
 	}
 	b := []byte(`{"role":"user","content":[`)
 	if results != nil {
@@ -228,7 +396,11 @@ func (a *Agent) Submit(ctx context.Context, text string) error {
 	b = append(b, `{"type":"text","text":`...)
 	b = rawjson.AppendString(b, text)
 	b = append(b, "}]}"...)
-	return a.add(ctx, store.Msg{Raw: b, Role: "user"})
+	if err := a.add(ctx, store.Msg{Raw: b, Role: "user"}); err != nil {
+		return err
+	}
+	a.pending = nil
+	return nil
 }
 
 // AddSystem adds a system message to the conversation, written as Submit
@@ -242,8 +414,17 @@ func (a *Agent) AddSystem(ctx context.Context, text string) error {
 // appends all their results as one entry and asks again. It returns the
 // last reply. Every message that entered the conversation is in the store
 // when Step returns, also with an error.
+//
+// A round begins with a mark written before its tools run (SPEC §13), so
+// that a crash in it is told as it was: calls that started and may have
+// run, not calls that never ran. When the results cannot be written (the
+// store failed while the tools ran), they are held: written with the
+// next entry, and sent by the next Step.
 func (a *Agent) Step(ctx context.Context) (*provider.Reply, error) {
-	if n := len(a.conv); n == 0 || a.conv[n-1].Role != "user" {
+	if len(a.pending) > 0 {
+		return nil, ErrPending
+	}
+	if !a.sendable() {
 		return nil, ErrNothingToSend
 	}
 	for {
@@ -254,16 +435,19 @@ func (a *Agent) Step(ctx context.Context) (*provider.Reply, error) {
 		if err := a.add(context.WithoutCancel(ctx), store.Msg{Raw: reply.JSON(), Role: "assistant"}); err != nil {
 			return reply, err
 		}
-		uses := toolUses(a.conv[len(a.conv)-1])
-		if len(uses) == 0 || reply.StopReason != "toolUse" {
+		a.dangling = nil
+		var calls []provider.ToolCall
+		for _, u := range toolUses(a.conv[len(a.conv)-1]) {
+			calls = append(calls, call(u))
+		}
+		if len(calls) == 0 {
 			return reply, nil
 		}
-		b := []byte(`{"role":"user","content":[`)
-		for _, u := range uses {
-			b = appendResult(b, u.ID, a.run(ctx, u))
+		if reply.StopReason != "toolUse" {
+			a.pending = calls // cut off (a length stop): never started
+			return reply, nil
 		}
-		b = append(b, "]}"...)
-		if err := a.add(context.WithoutCancel(ctx), store.Msg{Raw: b, Role: "user"}); err != nil {
+		if err := a.round(ctx, calls); err != nil {
 			return reply, err
 		}
 		if err := ctx.Err(); err != nil {
@@ -272,9 +456,54 @@ func (a *Agent) Step(ctx context.Context) (*provider.Reply, error) {
 	}
 }
 
+// round runs calls, the last reply's: it writes the round's mark, runs
+// each call and writes all their results as one entry. A mark that cannot
+// be written leaves the calls pending, never started; results that cannot
+// be written are held (the mark says they started).
+func (a *Agent) round(ctx context.Context, calls []provider.ToolCall) error {
+	ids := make([]string, len(calls))
+	for k, c := range calls {
+		ids[k] = c.ID
+	}
+	if _, err := a.write(context.WithoutCancel(ctx), []store.Msg{store.ToolRound(ids)}); err != nil {
+		a.pending = calls
+		return err
+	}
+	a.pending = nil
+	b := []byte(`{"role":"user","content":[`)
+	for _, c := range calls {
+		b = appendResult(b, c.ID, a.run(ctx, c))
+	}
+	m := store.Msg{Raw: append(b, "]}"...), Role: "user"}
+	if err := a.add(context.WithoutCancel(ctx), m); err != nil {
+		a.hold(m, true)
+		if a.after != nil {
+			a.hold(*a.after, true)
+			a.after = nil
+		}
+		return err
+	}
+	return nil
+}
+
+// sendable reports whether the conversation ends with a user message (a
+// prompt, or tool results), system messages after it aside.
+func (a *Agent) sendable() bool {
+	for k := len(a.conv) - 1; k >= 0; k-- {
+		switch a.conv[k].Role {
+		case "system":
+			continue
+		case "user":
+			return true
+		}
+		return false
+	}
+	return false
+}
+
 // run runs the tool a toolUse block asks for and returns the result the
 // model is sent.
-func (a *Agent) run(ctx context.Context, u provider.Block) string {
+func (a *Agent) run(ctx context.Context, u provider.ToolCall) string {
 	for _, t := range a.cfg.Tools {
 		if t.Spec.Name != u.Name {
 			continue
@@ -397,17 +626,29 @@ func estimate(msgs []provider.Message) int64 {
 
 // add writes m (or holds it, in a new session without a reply yet) and
 // adds it to the conversation.
+//
+// The results of pending calls take with them a system entry that waits
+// for them (a System changed on resume in a tool round).
 func (a *Agent) add(ctx context.Context, m store.Msg) error {
 	if !a.exists && !store.HasReply([]store.Msg{m}) {
 		a.hold(m, true)
 		return nil
 	}
-	ids, err := a.write(ctx, []store.Msg{m})
+	msgs := []store.Msg{m}
+	if a.after != nil && m.Role == "user" && bytes.Contains(m.Raw, []byte(`"type":"toolResult"`)) {
+		msgs = append(msgs, *a.after)
+	}
+	ids, err := a.write(ctx, msgs)
 	if err != nil {
 		return err
 	}
-	a.conv = append(a.conv, provider.ParseMessage(m.Raw))
-	a.ids = append(a.ids, ids[0])
+	for k, m := range msgs {
+		a.conv = append(a.conv, provider.ParseMessage(m.Raw))
+		a.ids = append(a.ids, ids[k])
+	}
+	if len(msgs) > 1 {
+		a.after = nil
+	}
 	return nil
 }
 
@@ -432,7 +673,7 @@ func (a *Agent) write(ctx context.Context, msgs []store.Msg) ([]string, error) {
 		batch = append(batch, h.msg)
 	}
 	batch = append(batch, msgs...)
-	o := store.AppendOptions{Provider: a.cfg.Provider.Provider, Model: a.cfg.Provider.Model, Cwd: a.cfg.Cwd, Parent: a.parent}
+	o := store.AppendOptions{Provider: a.cfg.Provider.Provider, Model: a.cfg.Provider.Model, Cwd: a.cfg.Cwd, Parent: a.parent, Root: a.root}
 	leaf := a.leaf
 	o.ExpectLeaf = &leaf
 	res, err := a.cfg.Store.Append(ctx, a.name, batch, o)
@@ -450,7 +691,7 @@ func (a *Agent) write(ctx context.Context, msgs []store.Msg) ([]string, error) {
 	}
 	a.held = nil
 	a.exists = true
-	a.leaf, a.parent = ids[len(ids)-1], ""
+	a.leaf, a.parent, a.root = ids[len(ids)-1], "", false
 	return ids[len(ids)-len(msgs):], nil
 }
 
@@ -473,13 +714,18 @@ func (a *Agent) lastSystem() string {
 	return ""
 }
 
-// pending returns the tool calls of the conversation's last message when
-// it is a reply: calls no result answers.
-func (a *Agent) pending() []provider.Block {
+// unanswered returns the tool calls of the conversation's last message
+// when it is a reply: calls no result answers.
+func (a *Agent) unanswered() []provider.Block {
 	if n := len(a.conv); n > 0 && a.conv[n-1].Role == "assistant" {
 		return toolUses(a.conv[n-1])
 	}
 	return nil
+}
+
+// call is a toolUse block as a ToolCall.
+func call(u provider.Block) provider.ToolCall {
+	return provider.ToolCall{ID: u.ID, Name: u.Name, Input: u.Input}
 }
 
 func toolUses(m provider.Message) []provider.Block {

@@ -20,10 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/panto-dev/panto/pkg/agent"
-	_ "github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/fsck"
-	_ "github.com/panto-dev/panto/pkg/nullstore"
-	_ "github.com/panto-dev/panto/pkg/pgstore"
 	"github.com/panto-dev/panto/pkg/provider"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/tidwall/gjson"
@@ -32,7 +29,11 @@ import (
 // The test binary doubles as an embedder's process, so that the tests can
 // kill a real one with SIGKILL in the middle of Step (see helper).
 func TestMain(m *testing.M) {
-	if os.Getenv("PANTO_AGENT_HELPER") != "" {
+	switch os.Getenv("PANTO_AGENT_HELPER") {
+	case "":
+	case "round":
+		os.Exit(roundHelper())
+	default:
 		os.Exit(helper())
 	}
 	os.Exit(m.Run())
@@ -221,7 +222,7 @@ func TestToolRound(t *testing.T) {
 				return
 			}
 			got := shape(entries(t, st, a.Name()))
-			want := `user:$ ls | assistant:I'll run ` + "`ls`" + `.:toolUse | user:result=a.txt
+			want := `user:$ ls | assistant:I'll run ` + "`ls`" + `.:toolUse | toolRound | user:result=a.txt
 b.txt | assistant:The tool printed 2 lines. The first: "a.txt".`
 			if got != want {
 				t.Fatalf("session:\n%s\nwant:\n%s", got, want)
@@ -273,7 +274,7 @@ func TestFailureAfterToolRound(t *testing.T) {
 			if !b.reads {
 				return
 			}
-			want := `user:$ ls | assistant:I'll run ` + "`ls`" + `.:toolUse | user:result=a.txt
+			want := `user:$ ls | assistant:I'll run ` + "`ls`" + `.:toolUse | toolRound | user:result=a.txt
 b.txt`
 			if got := shape(entries(t, st, a.Name())); got != want {
 				t.Fatalf("session:\n%s\nwant:\n%s", got, want)
@@ -608,7 +609,7 @@ func TestKillDuringStep(t *testing.T) {
 			}
 			cmd.Process.Kill()
 			cmd.Wait()
-			want := `user:warm up | assistant:Offline reply 1 to: "warm up" | user:$ sleep 60 | assistant:I'll run ` + "`sleep 60`" + `.:toolUse`
+			want := `user:warm up | assistant:Offline reply 1 to: "warm up" | user:$ sleep 60 | assistant:I'll run ` + "`sleep 60`" + `.:toolUse | toolRound`
 			if got := shape(entries(t, open(t, url, dir), name)); got != want {
 				t.Fatalf("after kill -9 in a tool:\n%s\nwant:\n%s", got, want)
 			}
@@ -633,8 +634,11 @@ func TestKillDuringStep(t *testing.T) {
 			cmd.Process.Kill()
 			cmd.Wait()
 			es := entries(t, open(t, url, dir), name)
-			if got := shape(es[4:]); got != `user:result=Not run: the session was interrupted before this tool ran.:never answered` {
-				t.Fatalf("after kill -9 mid-request: %s", got)
+			// The tool had started (its round's mark is there): the
+			// model is told its result was lost, never "not run".
+			started := es[4].Get("timestamp").Str
+			if got, want := shape(es[5:]), `user:result=Started at `+started+`; its result was lost: it may have run.:never answered`; got != want {
+				t.Fatalf("after kill -9 mid-request:\n%s\nwant:\n%s", got, want)
 			}
 
 			// Resume works: the prompt is dangling, and a new one goes on
@@ -643,7 +647,7 @@ func TestKillDuringStep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := a.Dangling(); d == nil || d.Text != "never answered" || d.ParentID != es[3].Get("id").Str {
+			if d := a.Dangling(); d == nil || d.Text != "never answered" || d.ParentID != es[4].Get("id").Str {
 				t.Fatalf("dangling %+v", d)
 			}
 			if err := a.Submit(ctx, "again"); err != nil {
@@ -683,7 +687,7 @@ func TestCancelDuringTool(t *testing.T) {
 	if _, err := a.Step(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Step: %v, want context.Canceled", err)
 	}
-	want := `user:$ sleep 9 | assistant:I'll run ` + "`sleep 9`" + `.:toolUse | user:result=partial
+	want := `user:$ sleep 9 | assistant:I'll run ` + "`sleep 9`" + `.:toolUse | toolRound | user:result=partial
 Error: context canceled`
 	if got := shape(entries(t, st, a.Name())); got != want {
 		t.Fatalf("session:\n%s\nwant:\n%s", got, want)

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/panto-dev/panto/pkg/agent"
-	_ "github.com/panto-dev/panto/pkg/filestore" // the file store; pgstore for PostgreSQL
 	"github.com/panto-dev/panto/pkg/provider"
 	"github.com/panto-dev/panto/pkg/store"
 )

@@ -39,7 +39,7 @@ func (fs *Files) Append(_ context.Context, path string, msgs []store.Msg, o stor
 		return nil, err
 	}
 	defer f.Close()
-	st, l, err := loadState(f, fi, path, fs.CacheDir, o.Parent != "")
+	st, l, err := loadState(f, fi, path, fs.CacheDir, o.Parent != "" || o.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +56,11 @@ func (fs *Files) Append(_ context.Context, path string, msgs []store.Msg, o stor
 		}
 	}
 	switch {
+	case o.Root:
+		if !scan.RootsOnly(l) {
+			return nil, fmt.Errorf("%w: %s: only a prompt that got no reply, alone in its session, may get a second root", store.ErrNoParent, path)
+		}
+		parentID = ""
 	case o.Parent != "":
 		i := l.Lookup(o.Parent)
 		if i < 0 {

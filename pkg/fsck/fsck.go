@@ -161,9 +161,14 @@ func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
 	for _, p := range l.Dangling {
 		a.add(Finding{ID: "danglingParent", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("entry %s: %s", p.ID, p.What)})
 	}
+	// The conversation goes on after an entry when a message descends
+	// from it: a tool round's mark (SPEC §13) after a reply whose tools
+	// were cut off by a crash is no answer, and no going on either.
+	// Parents come before their children, so one pass from the end sees
+	// every child before its parent.
 	hasChild := make([]bool, len(l.Nodes))
-	for _, n := range l.Nodes {
-		if n.Parent >= 0 {
+	for i := len(l.Nodes) - 1; i >= 0; i-- {
+		if n := l.Nodes[i]; n.Parent >= 0 && (n.Kind == session.KindMessage || hasChild[i]) {
 			hasChild[n.Parent] = true
 		}
 	}

@@ -41,7 +41,7 @@ func (Null) Append(_ context.Context, _ string, msgs []store.Msg, o store.Append
 		return nil, store.ErrEmpty
 	}
 	parent := o.Parent
-	if parent == "" && o.ExpectLeaf != nil {
+	if parent == "" && o.ExpectLeaf != nil && !o.Root {
 		parent = *o.ExpectLeaf
 	}
 	now := time.Now

@@ -182,6 +182,16 @@ func (p *PG) appendTx(ctx context.Context, tx dbtx, id string, st state, msgs []
 			}
 			parent, st.leaf, st.stamp = o.Parent, o.Parent, base // a branch grows from there
 		}
+		if o.Root {
+			var others int64
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM panto_entries WHERE session = $1 AND NOT (parent IS NULL AND type = 'message' AND role = 'user')`, id).Scan(&others); err != nil {
+				return nil, err
+			}
+			if others > 0 {
+				return nil, fmt.Errorf("%w: session %s: only a prompt that got no reply, alone in its session, may get a second root", store.ErrNoParent, id)
+			}
+			parent = ""
+		}
 		if stamp.Provider == "" {
 			stamp = st.stamp
 		}

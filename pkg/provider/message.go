@@ -2,6 +2,7 @@ package provider
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/panto-dev/panto/pkg/rawjson"
 )
@@ -14,6 +15,17 @@ type Block struct {
 	Data      string // redactedThinking
 	ID, Name  string // toolUse
 	Input     []byte // toolUse: the raw JSON text of the arguments
+}
+
+// ToolCall is one tool call of a reply: the call's id, the tool's name and
+// the raw JSON text of its arguments. Started is for a call that got no
+// result (agent's Pending): when the tool round it is in began to run its
+// tools, so it may have run and its result was lost; the zero time when it
+// is known never to have started.
+type ToolCall struct {
+	ID, Name string
+	Input    []byte
+	Started  time.Time
 }
 
 // Usage is a reply's token counts (SPEC §2): Input is fresh input only;

@@ -219,6 +219,36 @@ type PendingTool struct {
 	ID      string `json:"id"`
 	Name    string `json:"name"`
 	Input   string `json:"input"`
+	// Started is the timestamp of the tool round's mark (SPEC §13) that
+	// names the call: the tool started then and may have run, its result
+	// lost. null: no mark names it, so it never started.
+	Started *string `json:"started"`
+}
+
+// Started returns, for each tool call a tool round's mark on path names
+// (SPEC §13), the mark's timestamp: when the call started.
+func (s *Session) Started(path []int32) (map[string]string, error) {
+	var marks []int32
+	for _, i := range path {
+		if s.Log.Nodes[i].Kind == session.KindUnknown {
+			marks = append(marks, i)
+		}
+	}
+	started := map[string]string{}
+	err := s.EachLine(marks, func(_ int32, line []byte) error {
+		r := gjson.GetManyBytes(line, "type", "timestamp", "toolUseIds")
+		if r[0].Str != session.TypeToolRound {
+			return nil
+		}
+		r[2].ForEach(func(_, id gjson.Result) bool {
+			if id.Type == gjson.String {
+				started[id.Str] = r[1].Str
+			}
+			return true
+		})
+		return nil
+	})
+	return started, err
 }
 
 // Prompt is a user message at the end of the path: nothing answered it.
@@ -387,6 +417,17 @@ func (s *Session) Info(leaf int32) (*Info, error) {
 		}
 		msg := gjson.ParseBytes(m)
 		in.LastReply = &Reply{ID: l.ID(lastReply), Text: Text(msg), StopReason: msg.Get("stopReason").Str, Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}
+	}
+	if len(pending) > 0 {
+		started, err := s.Started(path)
+		if err != nil {
+			return nil, err
+		}
+		for j := range pending {
+			if t, ok := started[pending[j].ID]; ok {
+				pending[j].Started = &t
+			}
+		}
 	}
 	in.PendingToolUses = append(in.PendingToolUses, pending...)
 	if last >= 0 && l.Nodes[last].Role == session.User {

@@ -86,6 +86,7 @@ type Log struct {
 	anonymous   []int64 // offsets of the entries of unknown types without an id
 	idBytes     []byte  // the ids of Nodes, end to end
 	toolIDs     idIndex // ToolUses by id: -1-i for ToolUses[i] (its taken are their ids)
+	rootUsers   int     // Nodes that are root user messages
 }
 
 // ToolUse is a toolUse id (Log.ToolUseID): the message that first uses it
@@ -542,7 +543,7 @@ func (l *Log) add(c *line, n int, off, length int64) {
 	if int64(c.MsgOff)+int64(c.MsgLen) < 1<<32 {
 		nd.MsgOff, nd.MsgLen = uint32(c.MsgOff), uint32(c.MsgLen)
 	}
-	if c.ParentID == "" && c.Kind == session.KindMessage && len(l.Nodes) > 0 {
+	if c.ParentID == "" && c.Kind == session.KindMessage && len(l.Nodes) > 0 && !RootsOnly(l) {
 		l.ExtraRoots = append(l.ExtraRoots, Problem{Line: n, Off: off, ID: c.ID, What: "parentId is null, but only the first entry is a root"})
 	}
 	if last := int32(len(l.Nodes)) - 1; c.ParentID != "" && last >= 0 && string(l.id(last)) == c.ParentID {
@@ -563,6 +564,9 @@ func (l *Log) add(c *line, n int, off, length int64) {
 	}
 	if t := c.Activity(); t != "" {
 		l.LastTime = t
+	}
+	if nd.Parent == NoParent && nd.Kind == session.KindMessage && nd.Role == session.User {
+		l.rootUsers++
 	}
 	l.Nodes = append(l.Nodes, nd)
 	l.idBytes = append(l.idBytes, c.ID...)
@@ -632,3 +636,8 @@ func (l *Log) EachID(fn func(string)) {
 		fn(id)
 	}
 }
+
+// RootsOnly reports whether every entry of l is a root user message (a
+// prompt that got no reply, and its siblings): the one case where a new
+// root is the sibling SPEC §13 asks for, not a second root of a tree.
+func RootsOnly(l *Log) bool { return l.rootUsers == len(l.Nodes) }

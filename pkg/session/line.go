@@ -9,6 +9,12 @@ import (
 // Version is the format version this package reads and writes.
 const Version = 1
 
+// TypeToolRound is the type of a tool round's mark (SPEC §13): an entry
+// written, as a child of a reply that asks for tools, before the tools
+// run, with the ids of the calls it runs ("toolUseIds"). A call it names
+// that has no result started and may have run.
+const TypeToolRound = "toolRound"
+
 // Kind is what a line of a session file is.
 type Kind uint8
 

@@ -161,6 +161,50 @@ func Compaction(summary, firstKept string, tokensBefore int64, request []byte) M
 	return Msg{Type: "compaction", Raw: f}
 }
 
+// ToolRound is the mark of a tool round (SPEC §13), to append before the
+// round's tools run, as a child of the reply that asks for them: it says
+// that the calls named (toolUseIds) started at its timestamp, so that a
+// session cut off before their results tells them apart from calls that
+// never started. Readers that do not know the type skip it (SPEC §2); the
+// model is never sent it.
+func ToolRound(toolUseIDs []string) Msg {
+	f := []byte(`"toolUseIds":[`)
+	for i, id := range toolUseIDs {
+		if i > 0 {
+			f = append(f, ',')
+		}
+		f = rawjson.AppendString(f, id)
+	}
+	return Msg{Type: session.TypeToolRound, Raw: append(f, ']')}
+}
+
+// ToolRoundLine is the line a tool round's mark travels on a pipe
+// (panto-log append reads it): the entry without id, parentId and
+// timestamp, which the writer gives it.
+func ToolRoundLine(toolUseIDs []string) []byte {
+	m := ToolRound(toolUseIDs)
+	return append(append([]byte(`{"type":"toolRound",`), m.Raw...), '}')
+}
+
+// ParseToolRound reads a tool round's line (ToolRoundLine).
+func ParseToolRound(line []byte) (Msg, error) {
+	if !gjson.ValidBytes(line) {
+		return Msg{}, fmt.Errorf("%w: not a JSON object", session.ErrInvalidMsg)
+	}
+	r := gjson.GetBytes(line, "toolUseIds")
+	var ids []string
+	ok := r.IsArray()
+	r.ForEach(func(_, v gjson.Result) bool {
+		ok = ok && v.Type == gjson.String && v.Str != ""
+		ids = append(ids, v.Str)
+		return ok
+	})
+	if !ok || len(ids) == 0 {
+		return Msg{}, fmt.Errorf("%w: a toolRound needs toolUseIds, an array of the ids of the calls it runs", session.ErrInvalidMsg)
+	}
+	return ToolRound(ids), nil
+}
+
 // CompactionRequest returns the members of a compaction entry that say
 // what its summary cost, from the reply (an assistant message line) that
 // held it: its provider, model and usage (left out when unknown).
@@ -217,12 +261,16 @@ func ParseMessage(line []byte) (Msg, error) {
 
 // AppendOptions are the choices of one append.
 type AppendOptions struct {
-	Provider, Model string  // stamp of user entries; "" for the session's active one
-	Parent          string  // parent of the first entry; "" for the leaf
-	ExpectLeaf      *string // fail unless the leaf is this id ("" : no entry yet)
-	AllowEmpty      bool    // create a new session even without a reply
-	Cwd             string  // the header's cwd of a new session
-	Now             func() time.Time
+	Provider, Model string // stamp of user entries; "" for the session's active one
+	Parent          string // parent of the first entry; "" for the leaf
+	// Root makes the first entry a root (parentId null) beside the
+	// session's first entry, which must be a user prompt that got no
+	// reply: the sibling of a dangling root prompt (SPEC §13).
+	Root       bool
+	ExpectLeaf *string // fail unless the leaf is this id ("" : no entry yet)
+	AllowEmpty bool    // create a new session even without a reply
+	Cwd        string  // the header's cwd of a new session
+	Now        func() time.Time
 }
 
 // Result is what an append did.

@@ -1,0 +1,290 @@
+package agent_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/panto-dev/panto/pkg/agent"
+	"github.com/panto-dev/panto/pkg/provider"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
+)
+
+// watched is a store that tells its hook of every batch before writing it.
+type watched struct {
+	store.Store
+	hook func(msgs []store.Msg)
+}
+
+func (w *watched) Append(ctx context.Context, name string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
+	w.hook(msgs)
+	return w.Store.Append(ctx, name, msgs, o)
+}
+
+func isMark(msgs []store.Msg) bool {
+	for _, m := range msgs {
+		if m.Type == session.TypeToolRound {
+			return true
+		}
+	}
+	return false
+}
+
+func hasResults(msgs []store.Msg) bool {
+	for _, m := range msgs {
+		if m.Role == "user" && strings.Contains(string(m.Raw), `"type":"toolResult"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// effect counts the runs of the tests' deploy tool: one line each in the
+// file effects.
+func effect(dir string) {
+	f, err := os.OpenFile(filepath.Join(dir, "effects"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		panic(err)
+	}
+	f.WriteString("deployed\n")
+	f.Close()
+}
+
+func effects(t *testing.T, dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "effects"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+func deployTool(dir string, run func() (string, error)) agent.Tool {
+	return agent.Tool{
+		Spec: provider.Tool{Name: "bash", InputSchema: []byte(`{"type":"object"}`)},
+		Run: func(context.Context, string) (string, error) {
+			effect(dir)
+			return run()
+		},
+	}
+}
+
+// roundHelper is an embedder's process stopped at one point of a tool
+// round (PANTO_AGENT_STOP), where the test kills it with SIGKILL: "mark"
+// before the round's mark is written, "tool" while the tool runs, "ran"
+// after it finished (its result not written), "result" while its result
+// (32 MiB) is written, "answered" after the result was written (the
+// follow-up reply not written). It says the session's id first.
+func roundHelper() int {
+	ctx := context.Background()
+	dir := os.Getenv("PANTO_AGENT_DIR")
+	st, err := store.Open(os.Getenv("PANTO_AGENT_URL"), env(dir))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	out := bufio.NewWriter(os.Stdout)
+	say := func(s string) { fmt.Fprintln(out, s); out.Flush() }
+	stop := os.Getenv("PANTO_AGENT_STOP")
+	halt := func(s string) { say(s); time.Sleep(time.Minute) } // the test kills it here
+	replies := 0
+	w := &watched{Store: st, hook: func(msgs []store.Msg) {
+		switch {
+		case stop == "mark" && isMark(msgs):
+			halt("mark")
+		case stop == "ran" && hasResults(msgs):
+			halt("ran")
+		case stop == "result" && hasResults(msgs):
+			say("writing") // and writes: the test kills it meanwhile
+		case store.HasReply(msgs):
+			if replies++; replies == 2 && stop == "answered" {
+				halt("answered")
+			}
+		}
+	}}
+	tool := deployTool(dir, func() (string, error) {
+		switch stop {
+		case "tool":
+			halt("tool")
+		case "result":
+			return strings.Repeat("x", 32<<20), nil
+		}
+		return "deployed", nil
+	})
+	a, err := agent.New(ctx, agent.Config{Store: w, Cwd: "/p", Provider: offline, System: "sys-A", Tools: []agent.Tool{tool}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	say(a.ID()) // before the first reply: a service stores it first
+	if err := a.Submit(ctx, "$ deploy --prod"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	_, err = a.Step(ctx)
+	say(fmt.Sprint("Step returned ", err))
+	time.Sleep(time.Minute)
+	return 3
+}
+
+// validOrder fails when a system message, or anything but the results,
+// comes between a reply's tool calls and their results: what no provider
+// accepts.
+func validOrder(t *testing.T, conv []provider.Message) {
+	t.Helper()
+	for k, m := range conv {
+		if m.Role != "assistant" || len(toolCalls(m)) == 0 || k == len(conv)-1 {
+			continue
+		}
+		next := conv[k+1]
+		answered := map[string]bool{}
+		for _, b := range next.Blocks {
+			if b.Type == "toolResult" {
+				answered[b.ID] = true
+			}
+		}
+		for _, id := range toolCalls(m) {
+			if next.Role != "user" || !answered[id] {
+				t.Fatalf("message %d answers no call %s of message %d: %+v", k+1, id, k, next)
+			}
+		}
+	}
+}
+
+func toolCalls(m provider.Message) []string {
+	var ids []string
+	for _, b := range m.Blocks {
+		if b.Type == "toolUse" {
+			ids = append(ids, b.ID)
+		}
+	}
+	return ids
+}
+
+func TestKillInToolRound(t *testing.T) {
+	// A real process killed at each point of a tool round, then resumed
+	// with a changed system prompt: the pending calls and whether they
+	// started are right, nothing runs again unless asked, the session is
+	// fsck-clean and the conversation stays one every provider accepts.
+	for _, b := range backends {
+		if !b.reads {
+			continue
+		}
+		for _, stop := range []string{"mark", "tool", "ran", "result", "answered"} {
+			t.Run(b.name+"/"+stop, func(t *testing.T) {
+				ctx := context.Background()
+				dir := t.TempDir()
+				url := b.url(t)
+				cmd, sc := start(t, url, dir, "PANTO_AGENT_HELPER=round", "PANTO_AGENT_STOP="+stop)
+				id := next(t, sc)
+				if !session.IsUUID(id) {
+					t.Fatalf("ID() before the first reply: %q", id)
+				}
+				said := next(t, sc)
+				if want := map[string]string{"result": "writing"}[stop]; said != stop && said != want {
+					t.Fatalf("helper said %q", said)
+				}
+				if stop == "result" && b.name == "files" {
+					// Kill it in the middle of its write when it can be
+					// caught there: once the file grows.
+					files, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", id+".jsonl"))
+					if len(files) == 1 {
+						fi, _ := os.Stat(files[0])
+						for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+							if now, err := os.Stat(files[0]); err != nil || now.Size() != fi.Size() {
+								break
+							}
+						}
+					}
+				}
+				cmd.Process.Kill()
+				cmd.Wait()
+				ran := effects(t, dir)
+				if want := map[string]int{"mark": 0}[stop]; stop == "mark" && ran != want || stop != "mark" && ran != 1 {
+					t.Fatalf("the tool ran %d times before the kill", ran)
+				}
+
+				// Resumed by a prefix of its id, with another system prompt.
+				tool := deployTool(dir, func() (string, error) { return "deployed again", nil })
+				a, err := agent.New(ctx, agent.Config{Store: open(t, url, dir), Session: id[:13], Provider: offline, System: "sys-B", Tools: []agent.Tool{tool}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.ID() != id || !strings.Contains(a.Name(), id) {
+					t.Fatalf("ID() %q, Name() %q: want the full id %s", a.ID(), a.Name(), id)
+				}
+				p := a.Pending()
+				switch {
+				case stop == "answered" || stop == "result" && len(p) == 0:
+					if len(p) != 0 {
+						t.Fatalf("pending %+v after the results were written", p)
+					}
+					t.Logf("the kill came after the write")
+				case len(p) != 1 || p[0].Name != "bash" || !strings.Contains(string(p[0].Input), "deploy --prod"):
+					t.Fatalf("pending %+v", p)
+				case stop == "mark" && !p[0].Started.IsZero():
+					t.Fatalf("a call killed before its round's mark started at %v", p[0].Started)
+				case stop != "mark" && p[0].Started.IsZero():
+					t.Fatalf("a call that ran is told as never started")
+				}
+				if len(p) > 0 {
+					if _, err := a.Step(ctx); !errors.Is(err, agent.ErrPending) {
+						t.Fatalf("Step with pending calls: %v, want agent.ErrPending", err)
+					}
+					if effects(t, dir) != ran {
+						t.Fatal("Step ran a pending call again")
+					}
+				}
+				var result string
+				switch {
+				case len(p) == 0:
+				case stop == "mark":
+					if err := a.RunPending(ctx); err != nil { // asked: it runs
+						t.Fatal(err)
+					}
+					result = "deployed again"
+					ran++
+				case stop == "ran":
+					if err := a.ResolvePending(ctx, map[string]string{p[0].ID: "deployed (told by the user)"}); err != nil {
+						t.Fatal(err)
+					}
+					result = "deployed (told by the user)"
+				default:
+					if err := a.ResolvePending(ctx, nil); err != nil {
+						t.Fatal(err)
+					}
+					result = "Started at " + session.Timestamp(p[0].Started) + "; its result was lost: it may have run."
+				}
+				if effects(t, dir) != ran {
+					t.Fatalf("the tool ran %d times, want %d", effects(t, dir), ran)
+				}
+				if _, err := a.Step(ctx); err != nil {
+					t.Fatal(err)
+				}
+				validOrder(t, a.Conversation())
+				es := entries(t, open(t, url, dir), a.Name()) // fsck-clean
+				got := shape(es)
+				if result != "" && !strings.Contains(got, "user:result="+result+" | system:sys-B | assistant:") {
+					t.Fatalf("session:\n%s\nwant the result %q, then the new system prompt", got, result)
+				}
+				if !strings.Contains(got, "| system:sys-B |") || strings.Contains(got, "toolUse | system") || strings.Contains(got, "toolRound | system") {
+					t.Fatalf("session:\n%s", got)
+				}
+				// Resumed again: nothing pending, nothing dangling.
+				r, err := agent.New(ctx, agent.Config{Store: open(t, url, dir), Session: id, Provider: offline, System: "sys-B"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(r.Pending()) != 0 || r.Dangling() != nil {
+					t.Fatalf("pending %+v, dangling %+v", r.Pending(), r.Dangling())
+				}
+			})
+		}
+	}
+}
