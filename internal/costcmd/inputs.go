@@ -150,7 +150,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 				}
 				continue
 			}
-			if err := st.Each(ctx, arg, open); err != nil {
+			if err := stores.EachLog(ctx, st, arg, open); err != nil {
 				if !errors.Is(err, errStop) {
 					send(&job{label: arg, err: err})
 				}

@@ -346,7 +346,7 @@ func (g *grammar) files(st store.Store, io cli.IO) ([]input, error) {
 	}
 	ctx := context.Background()
 	for _, p := range g.Paths {
-		st.Each(ctx, p, add)
+		stores.EachLog(ctx, st, p, add)
 	}
 	if !g.All {
 		return out, nil
@@ -378,6 +378,9 @@ func foreign(r io.ReaderAt, size int64) (string, string) {
 	f, err := agents.Identify(r, size)
 	if err != nil || f == agents.Unknown || f == agents.Panto {
 		return "", ""
+	}
+	if a := agents.Of(f); a != nil && !a.Reads() {
+		return f.String(), f.Name() + ", which panto does not read (yet)"
 	}
 	return f.String(), f.Name() + ": read it with panto-replay, or panto-log import it"
 }

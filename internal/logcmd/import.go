@@ -94,7 +94,7 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		defer close(ordered)
 		defer close(todo)
 		for _, arg := range paths {
-			err := catalog.Walk(arg, func(path string, err error) error {
+			err := catalog.WalkWith(arg, agents.IsLogPath, func(path string, err error) error {
 				p := &prepared{path: path, err: err, named: path == arg, done: make(chan struct{})}
 				for _, ch := range []chan *prepared{ordered, todo} {
 					select {

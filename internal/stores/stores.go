@@ -4,18 +4,20 @@
 package stores
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
 
 	// The backends a store URL may name.
-	_ "github.com/panto-dev/panto/pkg/filestore"
+	"github.com/panto-dev/panto/pkg/filestore"
 	_ "github.com/panto-dev/panto/pkg/nullstore"
 	_ "github.com/panto-dev/panto/pkg/pgstore"
 )
@@ -120,4 +122,14 @@ func SetWait(s store.Store, d time.Duration) {
 	if w, ok := s.(interface{ SetWait(time.Duration) }); ok {
 		w.SetWait(d)
 	}
+}
+
+// EachLog is st.Each, taking for a file store the other agents' logs a
+// directory holds too (agents.IsLogPath: a Gemini CLI chat is a *.json):
+// what cost, replay and fsck read of the paths they are given.
+func EachLog(ctx context.Context, st store.Store, arg string, fn func(string, error) error) error {
+	if _, files := st.(*filestore.Files); files {
+		return catalog.WalkWith(arg, agents.IsLogPath, fn)
+	}
+	return st.Each(ctx, arg, fn)
 }

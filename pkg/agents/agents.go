@@ -11,11 +11,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -30,99 +28,6 @@ import (
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
-
-// Format is the format of a session log.
-type Format int
-
-const (
-	Unknown Format = iota
-	Panto          // a panto session, entry lines or message lines
-	Claude         // a Claude Code transcript
-	Codex          // a Codex rollout
-	Pi             // a pi session, version 1, 2 or 3
-)
-
-func (f Format) String() string {
-	return [...]string{"unknown", "panto", "claude", "codex", "pi"}[f]
-}
-
-// Name is the format said in a sentence: "a Claude Code transcript".
-func (f Format) Name() string {
-	return [...]string{"in no known format", "a panto session", "a Claude Code transcript", "a Codex rollout", "a pi session"}[f]
-}
-
-// expected names the formats a log may be in, for errors.
-const expected = "a panto session, a Claude Code transcript, a Codex rollout or a pi session"
-
-// ParseFormat reads a --from value: claude, codex, pi, or auto ("" and
-// all too: every format, each file's told from its first lines).
-func ParseFormat(s string) (Format, error) {
-	switch s {
-	case "", "auto", "all":
-		return Unknown, nil
-	case "claude":
-		return Claude, nil
-	case "codex":
-		return Codex, nil
-	case "pi":
-		return Pi, nil
-	}
-	return Unknown, fmt.Errorf("%q is not an agent: use claude, codex or pi", s)
-}
-
-// Detect tells the format of a log from its first line (without "\n").
-// Blank lines are not given to it.
-func Detect(line []byte) Format {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 || !isObject(line) {
-		return Unknown
-	}
-	var typ, id string
-	var version, payload, role, claudeID, message gjson.Result
-	gjson.Parse(str(line)).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "type":
-			typ = v.Str
-		case "id":
-			id = v.Str
-		case "version":
-			version = v
-		case "payload":
-			payload = v
-		case "role":
-			role = v
-		case "sessionId", "uuid":
-			claudeID = v
-		case "message":
-			message = v
-		}
-		return true
-	})
-	switch {
-	case typ == "session":
-		// panto's header says version 1 and has a UUIDv7 id; pi's v1
-		// header has no version, its v2 and v3 headers say 2 and 3. A
-		// later panto version keeps v7, but so do pi's ids from pi 0.80
-		// on: that header alone is taken for panto's, and the readers
-		// look at the lines after it (ambiguous, piFollows).
-		v := version.Int()
-		if version.Exists() && (v == 1 || v > 1 && isV7(id)) {
-			return Panto
-		}
-		return Pi
-	case payload.Exists() && codexTypes[typ]:
-		return Codex
-	case claudeTypes[typ] || claudeID.Exists() || claudeMessageTypes[typ] && message.IsObject():
-		return Claude
-	case typ == "" && message.IsObject() && message.Get("usage").Exists():
-		return Claude // the old shape: Claude Code before 1.0.9
-	case typ == "message" || typ == "" && role.Exists():
-		return Panto // an entry line, or a message line
-	case typ != "" && panto(id):
-		return Panto // an entry of a type this version does not know
-	}
-	return Unknown
-}
 
 // ambiguous reports whether line, a first line Detect takes for panto's,
 // is a session header of a version above 1 with a UUIDv7 id: a later
@@ -232,20 +137,33 @@ func isV7(s string) bool {
 	return err == nil && u.Version() == 7
 }
 
-var codexTypes = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true}
-
-// claudeTypes are line types only Claude Code writes; claudeMessageTypes
-// are names other tools use too (Entire's transcript.jsonl has "user" and
-// "assistant" lines): a line of one is Claude Code's when it has Claude
-// Code's fields, a uuid or sessionId (every such line of it has both) or
-// a message.
-var (
-	claudeTypes        = map[string]bool{"summary": true, "file-history-snapshot": true, "queue-operation": true}
-	claudeMessageTypes = map[string]bool{"user": true, "assistant": true, "system": true, "progress": true}
-)
-
 // ErrNotALog is the error for a file in none of the formats.
-var ErrNotALog = errors.New("not a session log: expected " + expected)
+var ErrNotALog error = notALog{}
+
+// notALog is ErrNotALog: its words name the registry's formats when said.
+type notALog struct{}
+
+func (notALog) Error() string { return "not a session log: expected " + expected() }
+
+// NotReadError is the error for a log of a format panto knows and does
+// not read (yet): an Amp thread, a Cursor transcript. It names it, and is
+// ErrNotALog to errors.Is.
+type NotReadError struct{ Agent *Agent }
+
+func (e *NotReadError) Error() string {
+	return "not a session log: " + e.Agent.Noun + ", which panto does not read: expected " + expected()
+}
+
+func (e *NotReadError) Is(target error) bool { return target == ErrNotALog }
+
+// refuse returns the error for a log in format f, which panto does not
+// read: ErrNotALog, naming f when it is known.
+func refuse(f Format) error {
+	if a := Of(f); a != nil && !a.Reads() {
+		return &NotReadError{a}
+	}
+	return ErrNotALog
+}
 
 // Source is one log to convert.
 type Source struct {
@@ -443,6 +361,11 @@ func Read(src Source, f Format, opt Options, header func(*Header) error, entry f
 		if f, err = headFormat(first, after(src.R, src.Size, end)); err != nil {
 			return f, st, err
 		}
+		if f == Unknown && !isObject(bytes.TrimSpace(first)) {
+			if f, err = whole(src.R, src.Size); err != nil {
+				return f, st, err
+			}
+		}
 		if f == Unknown || f == Panto {
 			return f, st, ErrNotALog
 		}
@@ -454,18 +377,14 @@ func Read(src Source, f Format, opt Options, header func(*Header) error, entry f
 			readers.Put(c.lines)
 		}
 	}()
-	var err error
-	switch f {
-	case Claude:
-		err = c.claude()
-	case Codex:
-		err = c.codex()
-	case Pi:
-		err = c.pi()
-	default:
+	a := Of(f)
+	if a == nil {
 		return f, st, ErrNotALog
 	}
-	return f, st, err
+	if a.read == nil {
+		return f, st, &NotReadError{a}
+	}
+	return f, st, a.read(c)
 }
 
 // firstLine returns the first line of src that is not blank (without
@@ -960,9 +879,13 @@ func Sniff(r io.ReaderAt, size int64) (Format, error) {
 		if f, err := Identify(r, size); err != nil || f != Unknown {
 			return f, err
 		}
-		return Panto, nil
+		return Panto, nil // a torn line: panto's reader reports it
 	}
-	return headFormat(first, after(r, size, end))
+	f, err := headFormat(first, after(r, size, end))
+	if err != nil || f != Unknown {
+		return f, err
+	}
+	return whole(r, size) // one JSON document on one line
 }
 
 // Identify tells the format of a file as a whole log, strictly: Panto only
@@ -972,6 +895,14 @@ func Sniff(r io.ReaderAt, size int64) (Format, error) {
 // another tool. For import and fsck, which must not take what is no
 // session for one.
 func Identify(r io.ReaderAt, size int64) (Format, error) {
+	f, err := identifyLines(r, size)
+	if err != nil || f != Unknown {
+		return f, err
+	}
+	return whole(r, size) // one JSON document, a database
+}
+
+func identifyLines(r io.ReaderAt, size int64) (Format, error) {
 	lr := scan.NewReader(io.NewSectionReader(r, 0, size), 0)
 	for tries := 0; tries < 8; {
 		line, off, _, err := lr.Next()
@@ -1035,6 +966,13 @@ func SniffStream(r io.Reader) (Format, io.Reader, error) {
 					return b, nil
 				})
 			}
+			if f == Unknown || !isObject(t) {
+				// One JSON document, a database: told by its start.
+				b, _ := br.Peek(min(headLook, br.Size()))
+				if w := wholeFormat(append(head[:len(head):len(head)], b...)); w != Unknown {
+					f = w
+				}
+			}
 			return f, rest, nil
 		}
 	}
@@ -1091,77 +1029,6 @@ func Convert(src Source, f Format) (*os.File, int64, *Stats, error) {
 		debug.FreeOSMemory()
 	}
 	return tmp, size, st, nil
-}
-
-// Places returns the directories where agent f keeps its logs (all three
-// for Unknown), honouring CLAUDE_CONFIG_DIR (a comma-separated list too),
-// CODEX_HOME and PI_CODING_AGENT_DIR, else the home defaults. Only those
-// that exist are returned.
-func Places(f Format, getenv func(string) string) []string {
-	var found []string
-	for _, d := range Looked(f, getenv) {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			found = append(found, d)
-		}
-	}
-	return found
-}
-
-// NoLogs says that no logs of f were found in their places: which places
-// were looked in, and what to do (for a warning: "… found: looked in …:
-// nothing to " + what, then the hint).
-func NoLogs(f Format, getenv func(string) string, what string) string {
-	who, vars := "Claude Code, Codex or pi", "CLAUDE_CONFIG_DIR, CODEX_HOME or PI_CODING_AGENT_DIR"
-	switch f {
-	case Claude:
-		who, vars = "Claude Code", "CLAUDE_CONFIG_DIR"
-	case Codex:
-		who, vars = "Codex", "CODEX_HOME"
-	case Pi:
-		who, vars = "pi", "PI_CODING_AGENT_DIR"
-	}
-	where := "no place to look in (HOME is not set)"
-	if ds := Looked(f, getenv); len(ds) > 0 {
-		where = "looked in " + strings.Join(ds, ", ")
-	}
-	return "no logs of " + who + " found: " + where + ": nothing to " + what + " (give their directories, or set " + vars + ")"
-}
-
-// Looked returns the directories where agent f keeps its logs (all three
-// for Unknown), whether they exist or not: Places is those that do.
-func Looked(f Format, getenv func(string) string) []string {
-	home := getenv("HOME")
-	var dirs []string
-	if f == Unknown || f == Claude {
-		if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
-			for _, d := range strings.Split(v, ",") {
-				if d = strings.TrimSpace(d); d != "" {
-					dirs = append(dirs, filepath.Join(d, "projects"))
-				}
-			}
-		} else if home != "" {
-			dirs = append(dirs, filepath.Join(home, ".config", "claude", "projects"), filepath.Join(home, ".claude", "projects"))
-		}
-	}
-	if f == Unknown || f == Codex {
-		d := getenv("CODEX_HOME")
-		if d == "" && home != "" {
-			d = filepath.Join(home, ".codex")
-		}
-		if d != "" {
-			dirs = append(dirs, filepath.Join(d, "sessions"), filepath.Join(d, "archived_sessions"))
-		}
-	}
-	if f == Unknown || f == Pi {
-		d := getenv("PI_CODING_AGENT_DIR")
-		if d == "" && home != "" {
-			d = filepath.Join(home, ".pi", "agent")
-		}
-		if d != "" {
-			dirs = append(dirs, filepath.Join(d, "sessions"))
-		}
-	}
-	return dirs
 }
 
 // isObject reports whether raw is one JSON object.

@@ -653,3 +653,45 @@ func strRaw(v gjson.Result) []byte {
 // str views raw as a string without a copy, for gjson; what is kept of it
 // is cloned.
 func str(raw []byte) string { return unsafe.String(unsafe.SliceData(raw), len(raw)) }
+
+// claudeAgent is Claude Code's row of the registry.
+var claudeAgent = &Agent{
+	Format: Claude, Name: "claude", Title: "Claude Code", Noun: "a Claude Code transcript",
+	Env: []string{"CLAUDE_CONFIG_DIR"},
+	Looked: func(getenv func(string) string) []string {
+		var dirs []string
+		if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
+			for _, d := range strings.Split(v, ",") {
+				if d = strings.TrimSpace(d); d != "" {
+					dirs = append(dirs, filepath.Join(d, "projects"))
+				}
+			}
+		} else if h := getenv("HOME"); h != "" {
+			dirs = append(dirs, filepath.Join(h, ".config", "claude", "projects"), filepath.Join(h, ".claude", "projects"))
+		}
+		return dirs
+	},
+	Line: func(h *Head) bool {
+		return claudeTypes[h.Type] || h.SessionID.Exists() || h.UUID.Exists() || claudeMessageTypes[h.Type] && h.Message.IsObject() ||
+			h.Type == "" && h.Message.IsObject() && h.Message.Get("usage").Exists() // the old shape: Claude Code before 1.0.9
+	},
+	Resume: func(id string) []string { return []string{"claude", "--resume", id} },
+	read:   (*converter).claude,
+	mark:   []byte(`"user"`),
+	prompt: func(l gjson.Result) string {
+		if l.Get("type").Str != "user" || l.Get("isMeta").Bool() || l.Get("isSidechain").Bool() && l.Get("parentUuid").Type == gjson.String {
+			return ""
+		}
+		return promptText(l.Get("message.content"), "text")
+	},
+}
+
+// claudeTypes are line types only Claude Code writes; claudeMessageTypes
+// are names other tools use too (Entire's transcript.jsonl has "user" and
+// "assistant" lines): a line of one is Claude Code's when it has Claude
+// Code's fields, a uuid or sessionId (every such line of it has both) or
+// a message.
+var (
+	claudeTypes        = map[string]bool{"summary": true, "file-history-snapshot": true, "queue-operation": true}
+	claudeMessageTypes = map[string]bool{"user": true, "assistant": true, "system": true, "progress": true}
+)

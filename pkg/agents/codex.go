@@ -551,3 +551,27 @@ func billed(tier string) string {
 // side: its summary is an encrypted item of the replacement history, which
 // only OpenAI reads (the entry's line keeps it).
 const CodexEncrypted = "[Codex compacted the conversation on OpenAI's side: its summary is encrypted, readable by OpenAI alone]"
+
+// codexAgent is Codex's row of the registry.
+var codexAgent = &Agent{
+	Format: Codex, Name: "codex", Title: "Codex", Noun: "a Codex rollout",
+	Env: []string{"CODEX_HOME"},
+	Looked: func(getenv func(string) string) []string {
+		if d := home(getenv, "CODEX_HOME", ".codex"); d != "" {
+			return []string{filepath.Join(d, "sessions"), filepath.Join(d, "archived_sessions")}
+		}
+		return nil
+	},
+	Line:   func(h *Head) bool { return h.Payload.Exists() && codexTypes[h.Type] },
+	Resume: func(id string) []string { return []string{"codex", "resume", id} },
+	read:   (*converter).codex,
+	mark:   []byte(`"user_message"`),
+	prompt: func(l gjson.Result) string {
+		if l.Get("type").Str != "event_msg" || l.Get("payload.type").Str != "user_message" {
+			return ""
+		}
+		return l.Get("payload.message").Str
+	},
+}
+
+var codexTypes = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true}

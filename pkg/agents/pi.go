@@ -3,6 +3,7 @@ package agents
 import (
 	"errors"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -264,4 +265,30 @@ func (c *converter) piText(v gjson.Result) string {
 		c.stats.add(typ+" parts kept as text", 1)
 		return "[" + typ + "] " + v.Raw
 	}
+}
+
+// piAgent is pi's row of the registry: a session header that is not
+// panto's (Detect tells panto's first).
+var piAgent = &Agent{
+	Format: Pi, Name: "pi", Title: "pi", Noun: "a pi session",
+	Env: []string{"PI_CODING_AGENT_DIR"},
+	Looked: func(getenv func(string) string) []string {
+		if d := home(getenv, "PI_CODING_AGENT_DIR", filepath.Join(".pi", "agent")); d != "" {
+			return []string{filepath.Join(d, "sessions")}
+		}
+		return nil
+	},
+	Line:   func(h *Head) bool { return h.Type == "session" },
+	Resume: nil, // pi --session takes the file, not an id: the caller has the path
+	read:   (*converter).pi,
+	mark:   []byte(`"user"`),
+	prompt: messagePrompt,
+}
+
+// messagePrompt is the prompt of a pi or panto message line.
+func messagePrompt(l gjson.Result) string {
+	if l.Get("type").Str != "message" || l.Get("message.role").Str != "user" {
+		return ""
+	}
+	return promptText(l.Get("message.content"), "text")
 }

@@ -47,38 +47,19 @@ const (
 	titleBytes = 4 << 20
 )
 
-// promptMark is in every line that holds a prompt, by format: a cheap
-// test before a line is parsed (every Claude Code line says "userType").
-var promptMark = map[Format][]byte{Claude: []byte(`"user"`), Codex: []byte(`"user_message"`), Pi: []byte(`"user"`), Panto: []byte(`"user"`)}
-
 // TitleOf is the title a line gives, if it is the first prompt of its
 // format (see Title).
 func TitleOf(line []byte, f Format) string { return titleOf(line, f) }
 
 func titleOf(line []byte, f Format) string {
-	if len(line) == 0 || line[0] != '{' || !bytes.Contains(line, promptMark[f]) || !gjson.ValidBytes(line) {
+	mark, prompt := []byte(`"user"`), messagePrompt // panto's
+	if a := Of(f); a != nil {
+		mark, prompt = a.mark, a.prompt
+	}
+	if prompt == nil || len(line) == 0 || line[0] != '{' || !bytes.Contains(line, mark) || !gjson.ValidBytes(line) {
 		return "" // parsed only where a prompt may be: the format's mark of one, as its agent writes it
 	}
-	l := gjson.ParseBytes(line)
-	var text string
-	switch f {
-	case Claude:
-		if l.Get("type").Str != "user" || l.Get("isMeta").Bool() || l.Get("isSidechain").Bool() && l.Get("parentUuid").Type == gjson.String {
-			return ""
-		}
-		text = promptText(l.Get("message.content"), "text")
-	case Codex:
-		if l.Get("type").Str != "event_msg" || l.Get("payload.type").Str != "user_message" {
-			return ""
-		}
-		text = l.Get("payload.message").Str
-	case Pi, Panto:
-		if l.Get("type").Str != "message" || l.Get("message.role").Str != "user" {
-			return ""
-		}
-		text = promptText(l.Get("message.content"), "text")
-	}
-	return shortTitle(text)
+	return shortTitle(prompt(gjson.ParseBytes(line)))
 }
 
 // promptText is the text of a prompt's content: a string, or its first

@@ -23,6 +23,12 @@ func IsSessionName(name string) bool {
 // cannot be read is given with its error, and the walk goes on; fn's error
 // stops it.
 func Walk(root string, fn func(path string, err error) error) error {
+	return WalkWith(root, nil, fn)
+}
+
+// WalkWith is Walk taking the files take says are logs (by path: other
+// agents' logs are not all *.jsonl), IsSessionName's when take is nil.
+func WalkWith(root string, take func(path string) bool, fn func(path string, err error) error) error {
 	fi, err := os.Stat(root)
 	if err != nil {
 		return fn(root, err)
@@ -30,7 +36,7 @@ func Walk(root string, fn func(path string, err error) error) error {
 	if !fi.IsDir() {
 		return fn(root, nil)
 	}
-	w := walker{seen: map[dirID]bool{}, fn: fn}
+	w := walker{seen: map[dirID]bool{}, fn: fn, take: take}
 	return w.dir(root, fi, -1)
 }
 
@@ -48,6 +54,15 @@ func idOf(fi fs.FileInfo) (dirID, bool) {
 type walker struct {
 	seen map[dirID]bool
 	fn   func(string, error) error
+	take func(string) bool // nil: IsSessionName
+}
+
+// takes reports whether the file at p is one the walk gives.
+func (w *walker) takes(p string) bool {
+	if w.take != nil {
+		return w.take(p)
+	}
+	return IsSessionName(filepath.Base(p))
 }
 
 // dir walks the directory path; depth > 0 limits how deep (-1: no limit).
@@ -68,7 +83,7 @@ func (w *walker) dir(path string, fi fs.FileInfo, depth int) error {
 		if typ&fs.ModeSymlink != 0 {
 			fi, err := os.Stat(p)
 			if err != nil {
-				if IsSessionName(e.Name()) {
+				if w.takes(p) {
 					if err := w.fn(p, err); err != nil {
 						return err
 					}
@@ -100,7 +115,7 @@ func (w *walker) dir(path string, fi fs.FileInfo, depth int) error {
 			if err := w.dir(p, fi, depth-1); err != nil {
 				return err
 			}
-		case IsSessionName(e.Name()):
+		case w.takes(p):
 			if err := w.fn(p, nil); err != nil {
 				return err
 			}
