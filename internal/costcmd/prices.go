@@ -12,54 +12,13 @@ import (
 	"github.com/panto-dev/panto/pkg/tty"
 )
 
-// book finds the prices of each model and mode once, by the set's rules
-// (pricing.Table.Resolve), and says how.
+// book is the set's pricing.Book: the one pricing path of every output.
 type book struct {
-	set  *pricing.Set
-	seen map[bookKey]found
+	set *pricing.Set
+	*pricing.Book
 }
 
-type bookKey struct {
-	key  pricing.Key
-	mode string
-}
-
-// found is what the book says of a model in a mode.
-type found struct {
-	p      *pricing.Prices // nil: unknown
-	as     string          // "" or, priced by name alone, the model whose prices were used
-	reason string          // for nil: why, as a missing price names it
-}
-
-func newBook(set *pricing.Set) *book { return &book{set: set, seen: map[bookKey]found{}} }
-
-func (b *book) find(k pricing.Key, mode string) found {
-	bk := bookKey{k, mode}
-	if f, ok := b.seen[bk]; ok {
-		return f
-	}
-	var f found
-	r := b.set.Table.Resolve(k)
-	switch r.How {
-	case pricing.ByName:
-		f.as = r.As.String()
-	case pricing.Ambiguous:
-		var names []string
-		for _, o := range r.Others {
-			names = append(names, o.String())
-		}
-		f.reason = k.String() + " (its provider is not in the price table, and " + strings.Join(names, ", ") + " price it differently)"
-	}
-	if r.Prices != nil {
-		if f.p = r.Prices.Mode(mode); f.p == nil {
-			f.reason = k.String() + " in " + mode + " mode"
-		}
-	} else if f.reason == "" {
-		f.reason = k.String()
-	}
-	b.seen[bk] = f
-	return f
-}
+func newBook(set *pricing.Set) *book { return &book{set: set, Book: pricing.NewBook(set.Table)} }
 
 // modelName is a model as rows name it: with its billed mode, when it is
 // not the standard one.

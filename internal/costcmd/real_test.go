@@ -44,3 +44,55 @@ func TestRealClaudeTotals(t *testing.T) {
 		t.Errorf("cost %+v, ccusage's $31.3293816", r.Total.Cost)
 	}
 }
+
+// TestRealBuiltinPrices: every model of the real logs of ../shared/real
+// that panto reads has a built-in price (no row lacks one), and the
+// built-in table prices them as LiteLLM's file of 2026-07-24, the source
+// of their prices, does: the same known cost, model by model (Codex's
+// priority tier at its own rates).
+func TestRealBuiltinPrices(t *testing.T) {
+	const real = "../../../shared/real"
+	if _, err := os.Stat(real); err != nil {
+		t.Skipf("no real logs at %s (%v): the built-in prices were not checked against them", real, err)
+	}
+	type report struct {
+		Rows []struct {
+			Key           string
+			KnownCost     struct{ USD string }
+			MissingPrices []string
+		}
+	}
+	run := func(args ...string) report {
+		var out, errw bytes.Buffer
+		io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: "/"}
+		if code := Run(append([]string{"--format", "json", "--by", "model"}, args...), io); code != 0 {
+			t.Fatalf("exit %d: %s", code, errw.String())
+		}
+		if strings.Contains(errw.String(), "no price for") {
+			t.Errorf("panto-cost %s: %s", strings.Join(args, " "), errw.String())
+		}
+		var r report
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	dirs := []string{real + "/claude-code", real + "/codex", real + "/pi"}
+	builtin := run(dirs...)
+	litellm := run(append([]string{"--pricing-only", real + "/prices/litellm-2026-07-24.json"}, dirs...)...)
+	want := map[string]string{}
+	for _, r := range litellm.Rows {
+		want[r.Key] = r.KnownCost.USD
+	}
+	if len(builtin.Rows) < 8 {
+		t.Fatalf("%d models in the real logs, want at least 8", len(builtin.Rows))
+	}
+	for _, r := range builtin.Rows {
+		if len(r.MissingPrices) > 0 {
+			t.Errorf("%s: no built-in price for %v", r.Key, r.MissingPrices)
+		}
+		if w, ok := want[r.Key]; ok && w != r.KnownCost.USD {
+			t.Errorf("%s: built-in $%s, LiteLLM's file $%s", r.Key, r.KnownCost.USD, w)
+		}
+	}
+}

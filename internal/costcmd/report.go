@@ -129,22 +129,21 @@ func (r *row) add(t *turn, b *book) error {
 		r.cost.Known = false
 		return nil
 	}
-	f := b.find(t.key, t.mode)
-	c, err := pricing.Of(f.p, t.usage)
+	c, f, err := b.Cost(t.key, t.mode, t.usage)
 	if err != nil {
 		return err
 	}
 	switch {
 	case c.Known:
-	case f.p == nil:
-		r.missing[f.reason] = true
+	case f.Prices == nil:
+		r.missing[f.Reason] = true
 	default:
 		for _, name := range c.Missing.List() { // the price, not the model
 			r.missing[modelName(t.key, t.mode)+": "+name] = true
 		}
 	}
-	if f.as != "" {
-		r.pricedAs[modelName(t.key, t.mode)+" as "+f.as] = true
+	if f.As != "" {
+		r.pricedAs[modelName(t.key, t.mode)+" as "+f.As] = true
 	}
 	if err := r.tokens.Add(t.usage); err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 var builtin []byte
 
 // BuiltinDate is the day the built-in prices were checked.
-const BuiltinDate = "2026-12-01"
+const BuiltinDate = "2026-12-03"
 
 // Builtin returns the built-in price table.
 func Builtin() (Table, error) {

@@ -37,7 +37,7 @@ func (s Source) String() string {
 }
 
 // String says where the prices came from, for a report: "built-in,
-// 2026-12-01", "built-in, 2026-12-01; over it FILE (N models, M replacing
+// 2026-12-01", "built-in, 2026-12-03; over it FILE (N models, M replacing
 // built-in ones)", or "FILE".
 func (s *Set) String() string {
 	var b strings.Builder

@@ -68,6 +68,10 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 		return err
 	}
 	total := totals{Cost: pricing.Zero(), SubCost: pricing.Zero()}
+	var book *pricing.Book // nil: no prices, no cost shown
+	if o.Prices != nil {
+		book = pricing.NewBook(o.Prices)
+	}
 	total.Title, _, total.Agent = session.TitleOf(s.r, math.MaxInt64) // an import's own title, or the first prompt
 	total.Title, total.Agent = clean(total.Title), clean(total.Agent)
 	shown := map[string]bool{}  // tool results already shown beside their calls
@@ -81,11 +85,11 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 			}
 			return nil
 		}
-		v, err := s.view(i, line, n.Message(line), results, shown, o.Prices, &stamp, &total)
+		v, err := s.view(i, line, n.Message(line), results, shown, book, &stamp, &total)
 		if err != nil || v == nil {
 			return err
 		}
-		if err := nestSubagents(v, o, nested, &total); err != nil {
+		if err := nestSubagents(v, o, book, nested, &total); err != nil {
 			return err
 		}
 		if v.Role == "user" {
@@ -119,7 +123,7 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 // nestSubagents puts under each tool call of v that started a subagent
 // that subagent's conversation, rendered, and counts it in the total; a
 // call met again (a log that repeats it) is not given it twice.
-func nestSubagents(v *messageView, o HTMLOptions, nested map[string]bool, total *totals) error {
+func nestSubagents(v *messageView, o HTMLOptions, book *pricing.Book, nested map[string]bool, total *totals) error {
 	for k := range v.Blocks {
 		b := &v.Blocks[k]
 		sub, ok := o.Subagents[b.ID]
@@ -131,7 +135,7 @@ func nestSubagents(v *messageView, o HTMLOptions, nested map[string]bool, total 
 			b.Sub = &subagentView{Agent: clean(sub.Agent), From: clean(sub.From), Missing: true}
 			continue
 		}
-		sv, t, err := sub.render(o.Prices)
+		sv, t, err := sub.render(book)
 		if err != nil {
 			return err
 		}
@@ -150,7 +154,7 @@ func nestSubagents(v *messageView, o HTMLOptions, nested map[string]bool, total 
 
 // render writes the subagent's conversation as the page's messages, and
 // says its totals.
-func (sub Subagent) render(prices pricing.Table) (*subagentView, totals, error) {
+func (sub Subagent) render(prices *pricing.Book) (*subagentView, totals, error) {
 	s := sub.Session
 	t := totals{Cost: pricing.Zero()}
 	results, err := s.toolResults(sub.Path)
@@ -365,7 +369,7 @@ func pretty(in string) string {
 }
 
 // view is what the page shows of message m of node i.
-func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown map[string]bool, prices pricing.Table, stamp *string, total *totals) (*messageView, error) {
+func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown map[string]bool, prices *pricing.Book, stamp *string, total *totals) (*messageView, error) {
 	n := s.Log.Nodes[i]
 	msg := gjson.Parse(asString(m)) // no copy of a message that may be a 200 MB tool result
 	v := &messageView{ID: s.Log.ID(i), Role: n.Role.String()}
@@ -419,7 +423,10 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 				}
 			}
 			if prices != nil {
-				c, err := pricing.Of(prices.Resolve(pricing.Key{Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}).Prices, pu)
+				// The one pricing path (pricing.Book): the reply's billed
+				// mode (a Codex service tier, Claude's fast mode) is priced
+				// as panto-cost prices it, never at the standard rate.
+				c, _, err := prices.Cost(pricing.Key{Provider: msg.Get("provider").Str, Model: msg.Get("model").Str}, msg.Get("billedMode").Str, pu)
 				switch {
 				case err != nil:
 					v.Cost, v.CostUnknown = "unknown ("+err.Error()+")", true
