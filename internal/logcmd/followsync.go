@@ -3,6 +3,7 @@ package logcmd
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -183,12 +184,20 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 					}
 				case !more && !cutAside(t.path, sh): // a copy that lags behind the database: left alone
 					return fmt.Errorf("%w: it holds %d entries of session %s, the database %d: a copy behind the database? nothing written (push --status shows it)", errNotFollowed, sh.Entries, c.id, sh.Have)
-				case more && !f.o.force && !cutAside(t.path, sh) && (fl.Pos == nil || sh.Have > fl.Pos.Entries):
+				case more && !f.o.force:
 					// The database holds entries beyond where the file parts
-					// from it that no follower committed and no cut of the
-					// file explains (a teammate's append --store): they are
-					// not cut to follow the file.
-					return fmt.Errorf("%w: session %s holds %d entries after its entry %d that this file does not and no follower committed (appended in the database since?): not cut (--force cuts them, into panto_cuts)", errNotFollowed, c.id, sh.Have-sh.Entries, sh.Entries)
+					// from it. Each must be one a follower committed (the
+					// database holds what the position describes) or a line
+					// of a cut of the file saved beside it; any other is
+					// someone else's (a teammate's append --store, also after
+					// a cut in the database), not cut to follow the file.
+					theirs, err := f.unexplained(ctx, c.id, t.path, sh, fl.Pos)
+					if err != nil {
+						return err
+					}
+					if theirs > 0 {
+						return fmt.Errorf("%w: session %s holds %d entries after its entry %d that this file does not, no follower committed and no cut of the file holds (appended in the database since?): not cut (--force cuts them, into panto_cuts)", errNotFollowed, c.id, theirs, sh.Entries)
+					}
 				}
 				keep = sh.Entries
 			}
@@ -379,6 +388,44 @@ func hasLineAt(r io.ReaderAt, size, off int64) (bool, error) {
 // cutAside reports whether panto-log truncate cut the file where it
 // leaves the database: a cut saved beside it starts with the first entry
 // the database holds beyond the file.
+// unexplained counts the entries session id holds beyond those the file
+// at path shares with it (sh) that are neither a follower's (the position
+// pos still describes the database's session up to them) nor a line of a
+// cut of the file saved beside it.
+func (f *follower) unexplained(ctx context.Context, id, path string, sh pgstore.Share, pos *pgstore.Position) (int64, error) {
+	tail, err := f.db.Beyond(ctx, id, sh, pos)
+	if err != nil {
+		return 0, err
+	}
+	if tail.Committed >= int64(len(tail.Lens)) {
+		return 0, nil
+	}
+	cut := map[string]bool{} // length and SHA-256 of every line of the file's cuts
+	for _, n := range filestore.Cuts(path) {
+		r, err := filestore.OpenRead(n)
+		if err != nil {
+			continue
+		}
+		rd := scan.NewReader(io.NewSectionReader(r, 0, r.Size()), 0)
+		for {
+			line, _, term, err := rd.Next()
+			if err != nil || !term {
+				break
+			}
+			d := sha256.Sum256(line)
+			cut[fmt.Sprint(len(line), string(d[:]))] = true
+		}
+		r.Close()
+	}
+	var n int64
+	for i := tail.Committed; i < int64(len(tail.Lens)); i++ {
+		if !cut[fmt.Sprint(tail.Lens[i], string(tail.Sums[i]))] {
+			n++
+		}
+	}
+	return n, nil
+}
+
 func cutAside(path string, sh pgstore.Share) bool {
 	names := filestore.Cuts(path)
 	for _, n := range names {

@@ -208,6 +208,74 @@ func (p *PG) Shared(ctx context.Context, id string, rd *scan.Reader) (Share, err
 	return s, nil
 }
 
+// Tail is what a session holds beyond the entries a file shares with it
+// (Share.Entries), to tell whose they are.
+type Tail struct {
+	Lens []int64  // each entry's length, in order
+	Sums [][]byte // and its SHA-256, computed by the server
+	// Committed is how many of them, from the first, a follower committed:
+	// the database holds, up to the position's entries, exactly the
+	// session file the position describes (its size and CRC-32C). 0 when
+	// there is no position, or the session changed under it (a cut in
+	// the database, then other appends).
+	Committed int64
+}
+
+// Beyond returns the Tail of session id after the entries sh shares with
+// a file, pos the session's position (nil: none).
+func (p *PG) Beyond(ctx context.Context, id string, sh Share, pos *Position) (Tail, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var t Tail
+	err := pgx.BeginTxFunc(ctx, p.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT length(line), `+lineSum+` FROM panto_entries WHERE session = $1 AND seq > $2 ORDER BY seq`, id, sh.Entries)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var n int64
+			var sum []byte
+			if err := rows.Scan(&n, &sum); err != nil {
+				rows.Close()
+				return err
+			}
+			t.Lens, t.Sums = append(t.Lens, n), append(t.Sums, sum)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if pos == nil || pos.Entries <= sh.Entries || pos.Entries > sh.Entries+int64(len(t.Lens)) {
+			return nil
+		}
+		rows, err = tx.Query(ctx, `SELECT line FROM panto_entries WHERE session = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`, id, sh.Entries, pos.Entries)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		size, sum := sh.Bytes, sh.Sum
+		for rows.Next() {
+			var line []byte
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			size += int64(len(line)) + 1
+			sum = Sum(Sum(sum, line), nl)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if size == pos.SessionBytes && sum == pos.SessionSum {
+			t.Committed = pos.Entries - sh.Entries
+		}
+		return nil
+	})
+	if err != nil {
+		return t, p.fail("read session "+id, err)
+	}
+	return t, nil
+}
+
 var nl = []byte{'\n'}
 
 // Commit is one step of a follower: what it expects the database to hold
