@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -286,5 +287,76 @@ func TestKillInToolRound(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// restart restarts the test's PostgreSQL server (PANTO_TEST_PGCTL).
+func restart(t *testing.T) {
+	t.Helper()
+	ctl := os.Getenv("PANTO_TEST_PGCTL")
+	if ctl == "" {
+		t.Skip("PANTO_TEST_PGCTL is not set: scripts/pg sets it")
+	}
+	if out, err := exec.Command("sh", "-c", ctl+" restart -m fast").CombinedOutput(); err != nil {
+		t.Fatalf("pg_ctl restart: %v\n%s", err, out)
+	}
+}
+
+func TestServerRestart(t *testing.T) {
+	// A service's agent and store live through two restarts of their
+	// server: one between turns, one while a tool runs. The call that
+	// meets the dead connection fails as the store being unreachable; the
+	// next one works, and nothing is lost or run twice.
+	ctx := context.Background()
+	url := testDB(t)
+	dir := t.TempDir()
+	st := open(t, url, dir)
+	ran := 0
+	tool := agent.Tool{
+		Spec: provider.Tool{Name: "bash", InputSchema: []byte(`{"type":"object"}`)},
+		Run: func(context.Context, string) (string, error) {
+			ran++
+			restart(t) // the store fails while the tool runs
+			return "deployed", nil
+		},
+	}
+	a, err := agent.New(ctx, agent.Config{Store: st, Cwd: "/p", Provider: offline, Tools: []agent.Tool{tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Submit(ctx, "one")
+	if _, err := a.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restart(t)
+	if err := a.Submit(ctx, "two"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("the first call after a restart: %v, want store.ErrUnavailable", err)
+	}
+	if err := a.Submit(ctx, "two"); err != nil {
+		t.Fatalf("the next call: %v", err)
+	}
+	if _, err := a.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The tool's results cannot be written: they are held, and the next
+	// Step writes them and goes on.
+	a.Submit(ctx, "$ deploy")
+	if _, err := a.Step(ctx); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Step while the server restarted: %v, want store.ErrUnavailable", err)
+	}
+	if c := a.Conversation(); c[len(c)-1].Blocks[0].Text != "deployed" {
+		t.Fatalf("the results are not held: %+v", c[len(c)-1])
+	}
+	reply, err := a.Step(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran != 1 || !strings.HasPrefix(lastText(reply), "The tool printed 1 lines") {
+		t.Fatalf("tool ran %d times, reply %q", ran, lastText(reply))
+	}
+	got := shape(entries(t, st, a.Name()))
+	want := `user:one | assistant:Offline reply 1 to: "one" | user:two | assistant:Offline reply 2 to: "two" | user:$ deploy | assistant:I'll run ` + "`deploy`" + `.:toolUse | toolRound | user:result=deployed | assistant:The tool printed 1 lines. The first: "deployed".`
+	if got != want {
+		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
 	}
 }

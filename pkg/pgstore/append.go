@@ -82,6 +82,9 @@ func (p *PG) lock(ctx context.Context, tx dbtx, id string, begin bool) (state, e
 func (p *PG) Append(ctx context.Context, name string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return nil, err
+	}
 	if len(msgs) == 0 {
 		return nil, store.ErrEmpty
 	}

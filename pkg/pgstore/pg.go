@@ -36,9 +36,13 @@ import (
 type PG struct {
 	mu   sync.Mutex // one statement at a time: a connection is not shared
 	conn *pgx.Conn
-	url  string // redacted
+	cfg  *pgx.ConnConfig // what a new connection is made of
+	raw  string          // the URL as given (for Scrub)
+	url  string          // redacted
 	wait time.Duration
 	set  time.Duration // the connection's lock_timeout
+	set0 time.Duration // a new connection's lock_timeout
+	shut bool          // Close was called
 }
 
 // DefaultWait is how long an appender waits for another's lock, and
@@ -91,22 +95,50 @@ func Open(ctx context.Context, url string) (*PG, error) {
 			cfg.RuntimeParams[k] = ms(v)
 		}
 	}
-	p.conn, err = pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("%w: cannot connect to %s: %s", store.ErrUnavailable, p.where(cfg), Scrub(scrub(err.Error(), cfg.Password), url))
-	}
-	if _, err := p.conn.Exec(ctx, `SELECT set_config('client_connection_check_interval', $1, false)`, ms(checkInterval)); err != nil {
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != "42704" { // undefined_object: a server before 14
-			p.conn.Close(ctx)
-			return nil, p.fail("connect", err)
-		}
+	p.cfg, p.raw, p.set0 = cfg, url, p.set
+	if err := p.connect(ctx); err != nil {
+		return nil, err
 	}
 	if err := checkSchema(ctx, p.conn); err != nil {
 		p.conn.Close(ctx)
 		return nil, p.fail("open the schema", err)
 	}
 	return p, nil
+}
+
+// connect opens a new connection.
+func (p *PG) connect(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, p.cfg)
+	if err != nil {
+		return fmt.Errorf("%w: cannot connect to %s: %s", store.ErrUnavailable, p.where(p.cfg), Scrub(scrub(err.Error(), p.cfg.Password), p.raw))
+	}
+	p.conn, p.set = conn, p.set0
+	if _, err := p.conn.Exec(ctx, `SELECT set_config('client_connection_check_interval', $1, false)`, ms(checkInterval)); err != nil {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "42704" { // undefined_object: a server before 14
+			p.conn.Close(ctx)
+			return p.fail("connect", err)
+		}
+	}
+	return nil
+}
+
+// ready makes sure the store has a connection: one that was lost (a
+// server restarted, a proxy cut it) is replaced by a new one. The call
+// that met the loss failed with store.ErrUnavailable; the one after it
+// connects again (a long-running embedder survives its server, SPEC §13).
+// It is called with p.mu held.
+func (p *PG) ready(ctx context.Context) error {
+	if p.conn != nil && !p.conn.IsClosed() {
+		return nil
+	}
+	if p.shut {
+		return fmt.Errorf("pgstore: %s: the store is closed", p.url)
+	}
+	if p.conn != nil {
+		p.conn.Close(ctx)
+	}
+	return p.connect(ctx)
 }
 
 // where names the server a config points at, for messages.
@@ -169,6 +201,7 @@ func ms(d time.Duration) string { return fmt.Sprint(max(1, d.Milliseconds())) }
 func (p *PG) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.shut = true
 	return p.conn.Close(context.Background())
 }
 
@@ -210,13 +243,20 @@ func (p *PG) resolve(ctx context.Context, q dbtx, name, cwd string, all bool) (s
 func (p *PG) Resolve(ctx context.Context, cwd string, all bool, prefix string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return "", err
+	}
 	return p.resolve(ctx, p.conn, prefix, cwd, all)
 }
 
 // Each calls fn with the id arg names (an id or a unique prefix).
 func (p *PG) Each(ctx context.Context, arg string, fn func(string, error) error) error {
 	p.mu.Lock()
-	id, err := p.resolve(ctx, p.conn, arg, "", true)
+	err := p.ready(ctx)
+	id := ""
+	if err == nil {
+		id, err = p.resolve(ctx, p.conn, arg, "", true)
+	}
 	p.mu.Unlock()
 	if err != nil {
 		return fn(arg, err)
@@ -230,6 +270,9 @@ func (p *PG) Each(ctx context.Context, arg string, fn func(string, error) error)
 func (p *PG) List(ctx context.Context, cwd string, all bool, _ func(error)) ([]store.Summary, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return nil, err
+	}
 	// The lines a title is looked for in (session.Titles), joined by
 	// newlines (a line holds none), as the file store reads them.
 	sql := `SELECT s.id, s.cwd_bytes, s.created, coalesce(s.last_activity, s.created), s.messages, s.bytes, s.origin_agent,
@@ -307,6 +350,9 @@ func (p *PG) Open(ctx context.Context, name string) (store.Reader, error) {
 	r := &spool{File: f}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return nil, err
+	}
 	err = pgx.BeginTxFunc(ctx, p.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		id, err := p.resolve(ctx, tx, name, "", true)
 		if err != nil {

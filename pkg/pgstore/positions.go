@@ -73,6 +73,9 @@ func Sum(sum uint32, b []byte) uint32 { return crc32.Update(sum, castagnoli(), b
 func (p *PG) Follows(ctx context.Context, id string) (Followed, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return Followed{}, err
+	}
 	m, err := p.followed(ctx, p.conn, id)
 	if err != nil {
 		return Followed{}, p.fail("read the position of session "+id, err)
@@ -84,6 +87,9 @@ func (p *PG) Follows(ctx context.Context, id string) (Followed, error) {
 func (p *PG) FollowsAll(ctx context.Context) (map[string]Followed, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return nil, err
+	}
 	m, err := p.followed(ctx, p.conn, "")
 	if err != nil {
 		return nil, p.fail("read positions", err)
@@ -143,6 +149,9 @@ type Share struct {
 func (p *PG) Shared(ctx context.Context, id string, rd *scan.Reader) (Share, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return Share{}, err
+	}
 	var s Share
 	err := pgx.BeginTxFunc(ctx, p.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		header, _, term, err := rd.Next()
@@ -310,6 +319,9 @@ type Committed struct {
 func (p *PG) Commit(ctx context.Context, c Commit) (Committed, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return Committed{}, err
+	}
 	res, err := p.commitTx(ctx, c)
 	if err != nil && !p.conn.IsClosed() {
 		p.conn.Exec(context.Background(), "ROLLBACK") // nothing of the commit stays
@@ -481,6 +493,9 @@ func (s *newRows) Err() error { return nil }
 func (p *PG) Header(ctx context.Context, id string) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return nil, err
+	}
 	var h []byte
 	err := p.conn.QueryRow(ctx, `SELECT header FROM panto_sessions WHERE id = $1`, id).Scan(&h)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -497,6 +512,9 @@ func (p *PG) Header(ctx context.Context, id string) ([]byte, error) {
 func (p *PG) IDsAfter(ctx context.Context, id string, n int64) ([]string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := p.conn.Query(ctx, `SELECT coalesce(id_bytes, ''::bytea) FROM panto_entries WHERE session = $1 AND seq > $2 ORDER BY seq`, id, n)
 	if err != nil {
 		return nil, p.fail("read session "+id, err)

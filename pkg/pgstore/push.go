@@ -26,6 +26,9 @@ import (
 func (p *PG) Receive(ctx context.Context, src store.Source) (*store.Received, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return nil, err
+	}
 	l, err := store.CheckSource(src, "the session received")
 	if err != nil {
 		return nil, err

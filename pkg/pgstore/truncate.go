@@ -17,6 +17,9 @@ import (
 func (p *PG) Truncate(ctx context.Context, name, after string) (*store.Cut, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return nil, err
+	}
 	if err := p.applyWait(ctx); err != nil {
 		return nil, p.fail("truncate session "+name, err)
 	}
