@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,10 +49,11 @@ func (c *chart) add(t *turn, b *book) error {
 
 // The chart's geometry, in SVG user units.
 const (
-	chartW, chartH  = 720, 280
+	chartW, chartH  = 720, 300
 	plotX, plotY    = 64, 20
-	plotW, plotH    = chartW - plotX - 16, chartH - plotY - 64
-	unknownMarkerPx = 6 // the least height of a segment whose cost is unknown: never drawn as zero
+	plotW, plotH    = chartW - plotX - 16, chartH - plotY - 84 // below the plot: labels of 12 characters, upright
+	labelGap        = 14                                       // the least distance between two labels: they never overlap
+	unknownMarkerPx = 6                                        // the least height of a segment whose cost is unknown: never drawn as zero
 )
 
 // palette is the models' colours, distinct in light and dark.
@@ -136,7 +138,13 @@ func periodIndex(unit string, t0, t time.Time) int {
 // view lays the chart out: a bar a period, in order, a segment a model,
 // its height the known part of its cost; a segment whose cost is unknown
 // is hatched and its bar marked "≥", never drawn as if it were the whole.
-func (c *chart) view() chartView {
+// A chart of rows (sessions, models, projects, agents) names each bar by
+// its name, short, and gives the whole in the bar's title: names maps a
+// row's grouping key to both (a session's key holds its agent, a NUL and
+// its id: never shown).
+type barName struct{ label, title string }
+
+func (c *chart) view(names map[string]barName) chartView {
 	v := chartView{Unit: c.unit, W: chartW, H: chartH, PlotX: plotX, PlotY: plotY, PlotW: plotW, PlotH: plotH, Bottom: plotY + plotH, Right: plotX + plotW}
 	var periods []string
 	modelSet := map[string]bool{}
@@ -215,9 +223,9 @@ func (c *chart) view() chartView {
 	}
 	slot := float64(plotW) / slots
 	w := max(2, slot*0.7)
-	every := 1 // a label every few bars, when they are narrow
-	if slot < 16 {
-		every = int(16/slot) + 1
+	every := 1 // a label every few bars, when they are narrow: labels stand upright, labelGap apart
+	if slot < labelGap {
+		every = int(math.Ceil(labelGap / slot))
 	}
 	after := 0 // undated periods placed so far
 	for i, p := range periods {
@@ -228,13 +236,15 @@ func (c *chart) view() chartView {
 		} else {
 			at = float64(periodIndex(c.unit, t0, starts[i]))
 		}
-		label := p
-		if !dated {
-			label = shorten(p, 14)
+		label, name := p, p
+		if n, ok := names[p]; ok {
+			label, name = n.label, n.title
+		} else if !dated {
+			label = shorten(p, 12)
 		}
 		b := svgBar{X: float64(plotX) + at*slot + (slot-w)/2, W: w, Label: label}
-		if !dated || i%every == 0 || i == len(periods)-1 && every == 1 {
-			b.LabelX, b.LabelY = b.X+w/2, float64(plotY+plotH+14)
+		if i%every == 0 {
+			b.LabelX, b.LabelY = b.X+w/2, float64(plotY+plotH+6)
 		} else {
 			b.Label = ""
 		}
@@ -259,7 +269,7 @@ func (c *chart) view() chartView {
 			parts = append(parts, s.Title)
 		}
 		total := pricing.Cost{Pico: sum, Known: !b.Unknown}
-		b.Title = p + ": " + costText(total) + "\n" + strings.Join(parts, "\n")
+		b.Title = name + ": " + costText(total) + "\n" + strings.Join(parts, "\n")
 		b.MarkX, b.MarkY = b.X+w/2, y-4
 		v.Unknown = v.Unknown || b.Unknown
 		v.Bars = append(v.Bars, b)
@@ -323,7 +333,7 @@ type reportView struct {
 // table of the rows and an inline SVG chart of cost by period, stacked by
 // model; no script, nothing fetched, every name escaped.
 func writeHTML(w io.Writer, by string, rows []*row, total *row, c *chart, skip skipped, prices string) error {
-	v := reportView{CSP: replay.PageCSP, By: by, Title: "panto-cost by " + by, Chart: c.view(), Skipped: map[string]int{}, Prices: prices}
+	v := reportView{CSP: replay.PageCSP, By: by, Title: "panto-cost by " + by, Chart: c.view(barNames(by, rows)), Skipped: map[string]int{}, Prices: prices}
 	if len(total.pricedAs) > 0 {
 		v.PricedByName = strings.Join(missingList(total.pricedAs), ", ")
 	}
@@ -337,6 +347,57 @@ func writeHTML(w io.Writer, by string, rows []*row, total *row, c *chart, skip s
 	}
 	v.Total = reportRowOf(total, "Total")
 	return reportTemplate.Execute(w, v)
+}
+
+// barNames names the bars of a chart of sessions: by the session's id as
+// its agent gives it, cut to the shortest prefix (8 characters at least)
+// that tells the chart's sessions apart, its whole label in the title.
+func barNames(by string, rows []*row) map[string]barName {
+	if by != "session" {
+		return nil
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.key
+		if r.origin != "" {
+			ids[i] = r.origin
+		}
+	}
+	n := uniquePrefix(ids, 8)
+	names := map[string]barName{}
+	for i, r := range rows {
+		names[r.id] = barName{label: prefix(ids[i], n), title: r.agent + " " + r.label(by)}
+	}
+	return names
+}
+
+// uniquePrefix is the least length, min at least, at which the prefixes of
+// ids differ (ids that are equal whole stay equal).
+func uniquePrefix(ids []string, min int) int {
+	n := min
+	for {
+		seen := map[string]bool{}
+		clash, longer := false, false
+		for _, id := range ids {
+			p := prefix(id, n)
+			if seen[p] {
+				clash = true
+			}
+			seen[p] = true
+			longer = longer || len([]rune(id)) > n
+		}
+		if !clash || !longer {
+			return n
+		}
+		n++
+	}
+}
+
+func prefix(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
 }
 
 var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -381,7 +442,7 @@ th:nth-child(2), td:nth-child(2) { font-weight: 600; }
 <defs><pattern id="unknown" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#bbb"/><line x1="0" y1="0" x2="0" y2="6" stroke="#333" stroke-width="3"/></pattern></defs>
 {{range .Ticks}}<line class="axis" x1="{{$.Chart.PlotX}}" x2="{{$.Chart.Right}}" y1="{{.Y}}" y2="{{.Y}}" stroke-dasharray="2 3"/><text x="{{$.Chart.PlotX}}" dx="-4" y="{{.Y}}" dy="4" text-anchor="end">{{.Label}}</text>
 {{end}}<line class="axis" x1="{{.PlotX}}" x2="{{.PlotX}}" y1="{{.PlotY}}" y2="{{.Bottom}}"/><line class="axis" x1="{{.PlotX}}" x2="{{.Right}}" y1="{{.Bottom}}" y2="{{.Bottom}}"/>
-{{range .Bars}}<g class="bar"><title>{{.Title}}</title>{{range .Segments}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{if .Unknown}}url(#unknown){{else}}{{.Color}}{{end}}" stroke="{{.Color}}"><title>{{.Title}}</title></rect>{{end}}{{if .Unknown}}<text class="unknown-mark" x="{{.MarkX}}" y="{{.MarkY}}" text-anchor="middle">≥</text>{{end}}{{if .Label}}<text x="{{.LabelX}}" y="{{.LabelY}}" text-anchor="end" transform="rotate(-35 {{.LabelX}} {{.LabelY}})">{{.Label}}</text>{{end}}</g>
+{{range .Bars}}<g class="bar"><title>{{.Title}}</title>{{range .Segments}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{if .Unknown}}url(#unknown){{else}}{{.Color}}{{end}}" stroke="{{.Color}}"><title>{{.Title}}</title></rect>{{end}}{{if .Unknown}}<text class="unknown-mark" x="{{.MarkX}}" y="{{.MarkY}}" text-anchor="middle">≥</text>{{end}}{{if .Label}}<text x="{{.LabelX}}" y="{{.LabelY}}" text-anchor="end" transform="rotate(-90 {{.LabelX}} {{.LabelY}})" dy="4">{{.Label}}</text>{{end}}</g>
 {{end}}</svg></div>
 <figcaption class="legend">{{range .Legend}}<span><span class="swatch" style="background: {{.Color}}"></span>{{.Model}}</span>{{end}}{{if .Unknown}}<span><svg width="12" height="12" style="vertical-align: -.1rem"><rect width="12" height="12" fill="url(#unknown)"/></svg> cost unknown (the known part is drawn; “≥” marks the bar)</span>{{end}}{{if .Omitted}}<span>the {{.Omitted}} cheapest not drawn (the table has them)</span>{{end}}</figcaption>
 </figure>{{end}}{{end}}

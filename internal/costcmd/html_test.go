@@ -55,7 +55,7 @@ func TestChartNeverZero(t *testing.T) {
 	c.periods["2026-04-25"] = map[string]*row{"a/m": newRow("a/m")}
 	r := c.periods["2026-04-25"]["a/m"]
 	r.cost.Known = false
-	v := c.view()
+	v := c.view(nil)
 	if len(v.Bars) != 1 || len(v.Bars[0].Segments) != 1 {
 		t.Fatalf("bars %+v", v.Bars)
 	}

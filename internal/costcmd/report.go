@@ -18,6 +18,7 @@ import (
 // row is one line of a report: the sum over its turns.
 type row struct {
 	key      string
+	id       string // the key it is grouped by (for a session of another agent: its agent and id), which key does not keep
 	turns    int
 	noUsage  int // valid replies without usage
 	invalid  int // replies that are invalid entries
@@ -62,7 +63,7 @@ func (r *row) sortSubs() {
 }
 
 func newRow(key string) *row {
-	return &row{key: key, cost: pricing.Zero(), missing: map[string]bool{}, pricedAs: map[string]bool{}}
+	return &row{key: key, id: key, cost: pricing.Zero(), missing: map[string]bool{}, pricedAs: map[string]bool{}}
 }
 
 // session notes what t says of the session of a --by session row: its
