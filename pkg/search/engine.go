@@ -1,0 +1,659 @@
+package search
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/panto-dev/panto/pkg/agents"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+// File is one log to search.
+type File struct {
+	Path    string
+	Format  agents.Format // Unknown: told from its first line
+	ModTime time.Time
+	Size    int64
+}
+
+// Filter narrows the hits; every filter applies before any limit.
+type Filter struct {
+	Agents  map[string]bool // nil: all
+	Roles   map[string]bool // nil: all
+	Kinds   map[string]bool // nil: all
+	Tool    string          // a tool's name, letter case aside
+	Project string          // the session's cwd is this directory or below it
+	Model   string          // the model's name holds this, letter case aside
+	Session string          // the session's id (or its agent's id) starts with this
+	Since   time.Time       // entries at or after
+	Until   time.Time       // entries before
+}
+
+// Resume is the command that resumes a session in its own agent.
+type Resume struct {
+	Argv []string `json:"argv"`
+	Cwd  string   `json:"cwd"`
+}
+
+// Hit is one piece of an entry that matched.
+type Hit struct {
+	Agent     string
+	Session   string
+	Entry     string
+	Timestamp string
+	Role      string
+	Kind      string
+	Tool      string
+	Cwd       string
+	Title     string
+	Path      string
+	Snippet   string
+	Matches   [][2]int
+	Resume    Resume
+}
+
+// Summary says what a search did.
+type Summary struct {
+	Hits     int
+	Sessions int
+	Files    int   // files read
+	Bytes    int64 // bytes read
+	Capped   bool  // the limit stopped it with more hits to give
+	Skipped  map[string]int
+	Elapsed  time.Duration
+	Problems int // sources that could not be read
+}
+
+// Options tunes a search.
+type Options struct {
+	Filter  Filter
+	Limit   int // stop after this many hits (0: no limit)
+	Workers int // files read at once (0: GOMAXPROCS)
+	// Problem is told of a file that could not be read; the search goes on.
+	Problem func(path string, err error)
+	// Skip, when set, says a file is left out, and why ("" to search it).
+	Skip func(m *Meta) string
+}
+
+// Meta is what a search learns of a file's session.
+type Meta struct {
+	Path    string
+	Format  agents.Format
+	Session string // the id the user types: panto's header id, or the agent's own
+	Origin  string // an import's origin.id
+	Cwd     string
+	Model   string
+	Title   string
+}
+
+// Sizes of the buffers: a worker reads bufSize at a time and keeps a line
+// of up to maxLine whole; a longer line is searched as a stream.
+var (
+	bufSize = 1 << 20
+	maxLine = 4 << 20
+)
+
+// job is one file being searched, its hits handed over in order.
+type job struct {
+	file File
+	hits chan *Hit
+	err  error
+	read int64
+	done bool // read (not skipped)
+	skip string
+}
+
+// Run searches files, in order, with workers reading several at once;
+// emit is given each hit in file order and returns false to stop.
+func Run(ctx context.Context, q *Query, files []File, opt Options, emit func(*Hit) bool) Summary {
+	start := time.Now()
+	sum := Summary{Skipped: map[string]int{}}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := opt.Workers
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	work := make(chan *job, n)
+	order := make(chan *job, 2*n)
+	go func() {
+		defer close(work)
+		defer close(order)
+		for _, f := range files {
+			j := &job{file: f, hits: make(chan *Hit, 64)}
+			select {
+			case order <- j:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case work <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &worker{q: q, opt: &opt, ctx: ctx}
+			for j := range work {
+				w.run(j)
+				close(j.hits)
+			}
+		}()
+	}
+	sessions := map[string]bool{}
+	stopped := false
+	for j := range order {
+		for h := range j.hits {
+			if stopped {
+				continue
+			}
+			if opt.Limit > 0 && sum.Hits >= opt.Limit {
+				sum.Capped, stopped = true, true
+				cancel()
+				continue
+			}
+			sum.Hits++
+			sessions[h.Agent+"\x00"+h.Session] = true
+			if !emit(h) {
+				stopped = true
+				cancel()
+			}
+		}
+		sum.Bytes += j.read
+		if j.done {
+			sum.Files++
+		}
+		if j.skip != "" {
+			sum.Skipped[j.skip]++
+		}
+		if j.err != nil && !errors.Is(j.err, context.Canceled) {
+			sum.Problems++
+			sum.Skipped["unreadable"]++
+			if opt.Problem != nil {
+				opt.Problem(j.file.Path, j.err)
+			}
+		}
+	}
+	wg.Wait()
+	sum.Sessions = len(sessions)
+	sum.Elapsed = time.Since(start)
+	return sum
+}
+
+// worker reads one file at a time with a buffer of its own.
+type worker struct {
+	q   *Query
+	opt *Options
+	ctx context.Context
+	buf []byte
+	fnd finder
+	e   Entry
+
+	// the file being read
+	j       *job
+	f       *os.File
+	meta    Meta
+	names   map[string]string // call id → tool name, found when first needed
+	lineNo  int               // lines before the region counted so far
+	counted int               // offset in the buffer up to which lines are counted
+	lastTS  string
+	titled  bool // meta.Title was looked for
+}
+
+// bigLines lets one huge line at a time be decoded: memory stays flat
+// however many workers meet one.
+var bigLines = make(chan struct{}, 1)
+
+func (w *worker) run(j *job) {
+	w.j, w.names, w.lastTS, w.titled = j, nil, "", false
+	f, err := os.OpenFile(j.file.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO does not block the open
+	if err != nil {
+		j.err = err
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		j.err = err
+		return
+	}
+	if !fi.Mode().IsRegular() {
+		j.skip = "not a regular file"
+		return
+	}
+	w.f = f
+	size := fi.Size()
+	if !w.opt.Filter.Since.IsZero() && fi.ModTime().Before(w.opt.Filter.Since) {
+		j.skip = "older than --since"
+		return
+	}
+	format := j.file.Format
+	if format == agents.Unknown {
+		if format, err = agents.Sniff(f, size); err != nil {
+			j.err = err
+			return
+		}
+	}
+	w.meta = Meta{Path: j.file.Path, Format: format}
+	w.head(format, size)
+	if w.opt.Skip != nil {
+		if why := w.opt.Skip(&w.meta); why != "" {
+			j.skip = why
+			return
+		}
+	}
+	if !w.fileFilter() {
+		j.skip = "filtered"
+		return
+	}
+	j.done = true
+	j.err = w.scan(io.NewSectionReader(f, 0, size))
+}
+
+// head learns the session's id, cwd and model from the first lines.
+func (w *worker) head(f agents.Format, size int64) {
+	br := bufio.NewReaderSize(io.NewSectionReader(w.f, 0, min(size, 1<<20)), 64<<10)
+	var e Entry
+	for range 64 {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			for err == bufio.ErrBufferFull {
+				_, err = br.ReadSlice('\n')
+			}
+			continue
+		}
+		if len(line) > 0 {
+			w.learn(f, line, &e)
+		}
+		if err != nil || w.meta.Session != "" && w.meta.Cwd != "" && w.meta.Model != "" {
+			break
+		}
+	}
+	if w.meta.Session == "" {
+		w.meta.Session = idFromName(w.meta.Path)
+	}
+}
+
+// learn takes what a line says of the session.
+func (w *worker) learn(f agents.Format, line []byte, e *Entry) {
+	Extract(f, line, e)
+	if w.meta.Session == "" && e.Session != "" {
+		w.meta.Session = e.Session
+		if f == agents.Panto {
+			w.meta.Origin = gjson.GetBytes(line, "origin.id").Str
+		}
+	}
+	if w.meta.Cwd == "" && e.Cwd != "" {
+		w.meta.Cwd = e.Cwd
+	}
+	if w.meta.Model == "" && e.Model != "" {
+		w.meta.Model = e.Model
+	}
+}
+
+// idFromName is the session id a log's name holds, for a log whose lines
+// do not say it: a Claude Code <id>.jsonl, a Codex rollout-…-<id>.jsonl,
+// a pi <time>_<id>.jsonl.
+func idFromName(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if len(base) >= 36 {
+		return base[len(base)-36:]
+	}
+	return base
+}
+
+// fileFilter applies the filters a file's session alone decides.
+func (w *worker) fileFilter() bool {
+	fl := &w.opt.Filter
+	if fl.Agents != nil && !fl.Agents[agentName(w.meta.Format)] {
+		return false
+	}
+	if fl.Session != "" && !strings.HasPrefix(w.meta.Session, fl.Session) && (w.meta.Origin == "" || !strings.HasPrefix(w.meta.Origin, fl.Session)) {
+		return false
+	}
+	if fl.Project != "" && !under(w.meta.Cwd, fl.Project) {
+		return false
+	}
+	return true
+}
+
+// under reports whether dir is root or below it.
+func under(dir, root string) bool {
+	if dir == "" {
+		return false
+	}
+	root = strings.TrimSuffix(filepath.Clean(root), "/")
+	dir = filepath.Clean(dir)
+	return dir == root || strings.HasPrefix(dir, root+"/") || root == ""
+}
+
+// scan reads the file through the buffer, line-aligned, and looks at the
+// lines the prefilter lets through.
+func (w *worker) scan(r io.Reader) error {
+	if len(w.buf) != bufSize {
+		w.buf = make([]byte, bufSize)
+	}
+	buf := w.buf
+	carry := 0
+	w.lineNo = 0
+	for {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		n, err := io.ReadFull(r, buf[carry:])
+		w.j.read += int64(n)
+		data := buf[:carry+n]
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return err
+		}
+		end := bytes.LastIndexByte(data, '\n') + 1
+		if eof {
+			end = len(data)
+		}
+		if end == 0 && !eof { // one line fills the buffer
+			if len(buf) < maxLine {
+				nb := make([]byte, min(2*len(buf), maxLine))
+				carry = copy(nb, data)
+				buf = nb
+				continue
+			}
+			rest, err := w.huge(r, data)
+			if err != nil {
+				return err
+			}
+			buf = w.buf // the big buffer goes
+			carry = copy(buf, rest)
+			continue
+		}
+		w.counted = 0
+		if err := w.region(data[:end]); err != nil {
+			return err
+		}
+		w.lineNo += bytes.Count(data[w.counted:end], []byte{'\n'})
+		if eof {
+			return nil
+		}
+		rest := data[end:]
+		if len(buf) > len(w.buf) && len(rest) <= len(w.buf)/2 {
+			buf = w.buf // back to the small buffer
+		}
+		carry = copy(buf, rest)
+	}
+}
+
+// region looks at the complete lines of b.
+func (w *worker) region(b []byte) error {
+	p := w.q.pre
+	if p == nil || !p.byRun() {
+		for i := 0; i < len(b); {
+			j := bytes.IndexByte(b[i:], '\n')
+			end := len(b)
+			if j >= 0 {
+				end = i + j
+			}
+			if p == nil || p.candidate(b[i:end]) {
+				if err := w.line(b, i, end); err != nil {
+					return err
+				}
+			}
+			i = end + 1
+		}
+		return nil
+	}
+	w.fnd.reset(p, b)
+	for i := 0; i < len(b); {
+		at := w.fnd.next(i)
+		if at < 0 {
+			return nil
+		}
+		s := bytes.LastIndexByte(b[:at], '\n') + 1
+		end := len(b)
+		if j := bytes.IndexByte(b[at:], '\n'); j >= 0 {
+			end = at + j
+		}
+		if p.candidate(b[s:end]) {
+			if err := w.line(b, s, end); err != nil {
+				return err
+			}
+		}
+		i = end + 1
+	}
+	return nil
+}
+
+// line decodes a candidate line (b[s:end]) and hands over its hits.
+func (w *worker) line(b []byte, s, end int) error {
+	w.lineNo += bytes.Count(b[w.counted:s], []byte{'\n'})
+	w.counted = s
+	line := b[s:end]
+	if len(line) > 1<<20 {
+		bigLines <- struct{}{}
+		defer func() { <-bigLines }()
+	}
+	Extract(w.meta.Format, line, &w.e)
+	return w.entry(&w.e, w.lineNo+1)
+}
+
+// entry matches one decoded entry and hands over its hits.
+func (w *worker) entry(e *Entry, lineNo int) error {
+	if e.Timestamp != "" {
+		w.lastTS = e.Timestamp
+	}
+	if len(e.Pieces) == 0 {
+		return nil
+	}
+	fl := &w.opt.Filter
+	if !fl.Since.IsZero() || !fl.Until.IsZero() {
+		t, err := time.Parse(time.RFC3339Nano, w.lastTS)
+		if err != nil || !fl.Since.IsZero() && t.Before(fl.Since) || !fl.Until.IsZero() && !t.Before(fl.Until) {
+			return nil
+		}
+	}
+	model := e.Model
+	if model == "" {
+		model = w.meta.Model
+	}
+	if fl.Model != "" && !strings.Contains(strings.ToLower(model), strings.ToLower(fl.Model)) {
+		return nil
+	}
+	texts := make([]string, 0, len(e.Pieces))
+	kept := make([]*Piece, 0, len(e.Pieces))
+	for i := range e.Pieces {
+		p := &e.Pieces[i]
+		if fl.Roles != nil && !fl.Roles[p.Role] || fl.Kinds != nil && !fl.Kinds[p.Kind] {
+			continue
+		}
+		if fl.Tool != "" {
+			if p.Kind != KindToolInput && p.Kind != KindToolResult {
+				continue
+			}
+			if !strings.EqualFold(w.toolOf(p), fl.Tool) {
+				continue
+			}
+		}
+		texts = append(texts, p.Text)
+		kept = append(kept, p)
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	ok, spans := w.q.Match(texts)
+	if !ok {
+		return nil
+	}
+	for i, p := range kept {
+		if len(spans[i]) == 0 {
+			continue
+		}
+		h := w.hit(e, p, spans[i], lineNo)
+		select {
+		case w.j.hits <- h:
+		case <-w.ctx.Done():
+			return w.ctx.Err()
+		}
+	}
+	return nil
+}
+
+// toolOf is the tool of a piece, the call it answers looked up when the
+// piece does not say.
+func (w *worker) toolOf(p *Piece) string {
+	if p.Tool != "" || p.Call == "" {
+		return p.Tool
+	}
+	if w.names == nil {
+		w.names = map[string]string{}
+		w.findCalls()
+	}
+	p.Tool = w.names[p.Call]
+	return p.Tool
+}
+
+// findCalls reads the file's tool calls: call id → tool name.
+func (w *worker) findCalls() {
+	mark := []byte(callMarks[w.meta.Format])
+	fi, err := w.f.Stat()
+	if err != nil || len(mark) == 0 {
+		return
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(w.f, 0, fi.Size()), 256<<10)
+	var long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull && len(long) < maxLine {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			for err == bufio.ErrBufferFull {
+				_, err = br.ReadSlice('\n')
+				long = long[:0] // too long to be a call worth naming
+			}
+			line = long
+		}
+		if bytes.Contains(line, mark) {
+			callNames(w.meta.Format, line, w.names)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// snippet bounds: context before the first match, and the whole length.
+const (
+	snipBefore = 80
+	snipLen    = 240
+)
+
+func (w *worker) hit(e *Entry, p *Piece, spans [][2]int, lineNo int) *Hit {
+	if !w.titled {
+		w.meta.Title, w.titled = w.title(), true
+	}
+	id := e.ID
+	if id == "" {
+		id = lineID(lineNo)
+	}
+	ts := e.Timestamp
+	if ts == "" {
+		ts = w.lastTS
+	}
+	cwd := w.meta.Cwd
+	if e.Cwd != "" {
+		cwd = e.Cwd
+	}
+	snip, ms := Snippet(p.Text, spans)
+	agent := agentName(w.meta.Format)
+	return &Hit{
+		Agent: agent, Session: w.meta.Session, Entry: id, Timestamp: ts,
+		Role: p.Role, Kind: p.Kind, Tool: w.toolOf(p), Cwd: cwd, Title: w.meta.Title,
+		Path: w.meta.Path, Snippet: snip, Matches: ms,
+		Resume: ResumeOf(agent, w.meta.Session, w.meta.Path, cwd),
+	}
+}
+
+func (w *worker) title() string {
+	fi, err := w.f.Stat()
+	if err != nil {
+		return ""
+	}
+	if w.meta.Format == agents.Panto {
+		t, _, _ := session.TitleOf(w.f, fi.Size())
+		return t
+	}
+	return agents.Title(agents.Source{Path: w.meta.Path, R: w.f, Size: fi.Size()}, w.meta.Format)
+}
+
+// agentName is a format's agent, as hits say it.
+func agentName(f agents.Format) string { return f.String() }
+
+// ResumeOf is the command that resumes a session in its own agent, run in
+// the session's directory.
+func ResumeOf(agent, id, path, cwd string) Resume {
+	var argv []string
+	switch agent {
+	case "claude":
+		argv = []string{"claude", "--resume", id}
+	case "codex":
+		argv = []string{"codex", "resume", id}
+	case "pi":
+		argv = []string{"pi", "--session", path}
+	case "panto":
+		argv = []string{"panto", "--resume", id}
+	default:
+		argv = []string{}
+	}
+	return Resume{Argv: argv, Cwd: cwd}
+}
+
+// Snippet cuts text around its first match: at most snipLen bytes, cut on
+// character boundaries; spans are moved into it (those that fall outside
+// are dropped, those cut are clipped).
+func Snippet(text string, spans [][2]int) (string, [][2]int) {
+	if len(spans) == 0 {
+		return cut(text, 0, min(len(text), snipLen)), nil
+	}
+	first := spans[0]
+	s := max(0, first[0]-snipBefore)
+	e := min(len(text), s+max(snipLen, first[1]-first[0]))
+	for s > 0 && !utf8.RuneStart(text[s]) {
+		s--
+	}
+	for e < len(text) && !utf8.RuneStart(text[e]) {
+		e++
+	}
+	var ms [][2]int
+	for _, sp := range spans {
+		a, b := max(sp[0], s), min(sp[1], e)
+		if a < b {
+			ms = append(ms, [2]int{a - s, b - s})
+		}
+	}
+	return text[s:e], ms
+}
+
+func cut(text string, s, e int) string {
+	for e < len(text) && e > 0 && !utf8.RuneStart(text[e]) {
+		e--
+	}
+	return text[s:e]
+}
