@@ -196,6 +196,7 @@ func (s *Session) eachIn(path []int32, buf []byte, off int64, fn func(i int32, l
 		if err := fn(i, buf[start:start+n.Len]); err != nil {
 			return err
 		}
+		scan.Poison(buf[start : start+n.Len]) // the buffer is reused for the lines after
 	}
 	return nil
 }

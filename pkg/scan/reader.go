@@ -19,6 +19,7 @@ type Reader struct {
 	// long line's buffer once (base: the offset its first byte is at).
 	sec  *io.SectionReader
 	base int64
+	prev []byte // the line Next returned last, for the poison build
 }
 
 // readBuffer is the size of a Reader's buffer: lines longer than it are
@@ -43,6 +44,10 @@ func NewReader(r io.Reader, off int64) *Reader {
 // buffer: a reader of many files allocates it once. What held a huge line
 // is let go: it is not kept for the next file.
 func (r *Reader) Reset(src io.Reader, off int64) {
+	if PoisonBuild {
+		Poison(r.prev)
+		r.prev = nil
+	}
 	r.br.Reset(src)
 	r.off, r.line, r.long = off, 0, r.long[:0]
 	r.sec, _ = src.(*io.SectionReader)
@@ -59,6 +64,10 @@ const maxKept = 4 << 20
 // and whether it ended with "\n". The line is valid until the next call. At
 // the end it returns io.EOF.
 func (r *Reader) Next() (line []byte, off int64, terminated bool, err error) {
+	if PoisonBuild {
+		Poison(r.prev) // the line before is done with
+		r.prev = nil
+	}
 	off = r.off
 	b, err := r.br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
@@ -73,6 +82,9 @@ func (r *Reader) Next() (line []byte, off int64, terminated bool, err error) {
 		b = r.long
 	}
 	r.off += int64(len(b))
+	if PoisonBuild {
+		r.prev = b
+	}
 	switch {
 	case err == nil:
 		r.line++

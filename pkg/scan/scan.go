@@ -367,6 +367,7 @@ func (l *Log) scanSmall(r io.Reader, size int64, opt ScanOptions) error {
 		if !l.step(i+1, int64(cl.start), ch.data[cl.start:cl.end], cl.term, &cl.c, opt) {
 			break
 		}
+		Poison(ch.data[cl.start:cl.end]) // the chunk is reused by the next scan
 	}
 	return nil
 }
@@ -399,6 +400,7 @@ func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 			if !l.step(n, ch.base+int64(cl.start), ch.data[cl.start:cl.end], cl.term, &cl.c, opt) {
 				return nil
 			}
+			Poison(ch.data[cl.start:cl.end]) // the chunk is reused for the lines after
 		}
 		if ch.err != nil {
 			return ch.err
