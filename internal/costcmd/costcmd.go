@@ -4,6 +4,7 @@ package costcmd
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	goio "io"
@@ -26,24 +27,25 @@ import (
 const name = "panto-cost"
 
 type grammar struct {
-	Version     kong.VersionFlag `help:"Print the version and exit."`
-	Paths       []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
-	All         bool             `help:"Every session of the store."`
-	From        string           `enum:"claude,codex,pi,all," default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), or all three." placeholder:"AGENT"`
-	Store       string           `help:"${storehelp}" placeholder:"URL"`
-	Pricing     string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json, over the built-in prices: it adds models and replaces the built-in prices of those it names (default: $XDG_CONFIG_HOME/panto/models.toml, if there is one)." placeholder:"FILE"`
-	PricingOnly string           `name:"pricing-only" help:"Like --pricing, but the file's prices alone: the built-in table is not used." placeholder:"FILE"`
-	Subagents   bool             `help:"With --by session: a subagent's cost in a row of its own (with its parent named), not rolled up into its parent session's."`
-	Prices      bool             `help:"Print the price table in use (where it came from, and every model's prices in USD per million tokens) and exit."`
-	By          string           `enum:"turn,session,model,day,week,month,project,agent" default:"session" help:"Rows: turn, session, model, day, week, month, project or agent (panto, claude, codex, pi)."`
-	Breakdown   bool             `help:"Under each row, a row per model (not with --by turn or model)."`
-	Format      string           `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
-	JSON        bool             `name:"json" help:"The same as --format json."`
-	Since       string           `help:"Only turns on or after this day: YYYY-MM-DD, YYYYMMDD, today, yesterday, or Nd / Nw (N days or weeks before today)." placeholder:"DATE"`
-	Until       string           `help:"Only turns on or before this day (as --since)." placeholder:"DATE"`
-	Timezone    string           `short:"z" help:"The IANA time zone of days, weeks, months and of --since/--until (default: the local zone, from TZ)." placeholder:"ZONE"`
-	Compact     bool             `xor:"width" help:"A table of few columns (the row, turns, tokens, cost), whatever the width."`
-	Wide        bool             `xor:"width" help:"Every column of the table, however wide (by default a table on a terminal fits its width)."`
+	Version      kong.VersionFlag `help:"Print the version and exit."`
+	Paths        []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
+	All          bool             `help:"Every session of the store."`
+	From         string           `enum:"claude,codex,pi,all," default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), or all three." placeholder:"AGENT"`
+	Store        string           `help:"${storehelp}" placeholder:"URL"`
+	Pricing      string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json, over the built-in prices: it adds models and replaces the built-in prices of those it names (default: $XDG_CONFIG_HOME/panto/models.toml, if there is one)." placeholder:"FILE"`
+	PricingOnly  string           `name:"pricing-only" help:"Like --pricing, but the file's prices alone: the built-in table is not used." placeholder:"FILE"`
+	Subagents    bool             `help:"With --by session: a subagent's cost in a row of its own (with its parent named), not rolled up into its parent session's."`
+	UpdatePrices bool             `name:"update-prices" help:"Fetch LiteLLM's price table (from the URL given as the one argument, else LiteLLM's repository) into $XDG_CONFIG_HOME/panto/litellm.json, where every later run lays it over the built-in prices (models.toml and --pricing over it); it replaces the one there only once read whole and checked. Then exit."`
+	Prices       bool             `help:"Print the price table in use (where it came from, and every model's prices in USD per million tokens) and exit."`
+	By           string           `enum:"turn,session,model,day,week,month,project,agent" default:"session" help:"Rows: turn, session, model, day, week, month, project or agent (panto, claude, codex, pi)."`
+	Breakdown    bool             `help:"Under each row, a row per model (not with --by turn or model)."`
+	Format       string           `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
+	JSON         bool             `name:"json" help:"The same as --format json."`
+	Since        string           `help:"Only turns on or after this day: YYYY-MM-DD, YYYYMMDD, today, yesterday, or Nd / Nw (N days or weeks before today)." placeholder:"DATE"`
+	Until        string           `help:"Only turns on or before this day (as --since)." placeholder:"DATE"`
+	Timezone     string           `short:"z" help:"The IANA time zone of days, weeks, months and of --since/--until (default: the local zone, from TZ)." placeholder:"ZONE"`
+	Compact      bool             `xor:"width" help:"A table of few columns (the row, turns, tokens, cost), whatever the width."`
+	Wide         bool             `xor:"width" help:"Every column of the table, however wide (by default a table on a terminal fits its width)."`
 
 	loc *time.Location // of --timezone
 }
@@ -106,6 +108,9 @@ var reportNames = map[string]string{"daily": "day", "day": "day", "weekly": "wee
 	"project": "project", "projects": "project", "agent": "agent", "agents": "agent"}
 
 func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
+	if g.UpdatePrices {
+		return g.updatePrices(io, out)
+	}
 	var since, until time.Time
 	var err error
 	g.loc = time.Local
@@ -412,4 +417,29 @@ func readError(label string, err error) error {
 
 func overflow(err error) bool {
 	return errors.Is(err, pricing.ErrOverflow) || errors.Is(err, pricing.ErrTokenOverflow)
+}
+
+// updatePrices is --update-prices [URL]: LiteLLM's table fetched, checked,
+// and put in place of the one fetched before.
+func (g *grammar) updatePrices(io cli.IO, out goio.Writer) (int, error) {
+	if len(g.Paths) > 1 || g.All || g.From != "" || g.Prices || g.Pricing != "" || g.PricingOnly != "" {
+		return 0, exitcode.Usagef("--update-prices [URL] fetches prices and reads no logs: give at most a URL")
+	}
+	src := pricing.LiteLLMURL
+	if len(g.Paths) == 1 {
+		src = g.Paths[0]
+	}
+	up, err := pricing.Update(context.Background(), pricing.Client(), src, pricing.FetchedPath(io.Getenv))
+	if err != nil {
+		return 0, err
+	}
+	if n := len(up.Warnings); n > 0 {
+		cli.Warnf(io.Stderr, name, "%d models of the table left out (a price not exact in picodollars per token), e.g. %s", n, up.Warnings[0])
+	}
+	was := ""
+	if up.Replaced != "" {
+		was = " (replacing the table fetched " + up.Replaced + ")"
+	}
+	_, err = fmt.Fprintf(out, "prices: %d models from %s in %s%s\n", up.Models, tty.Line(up.From), tty.Line(up.Path), was)
+	return exitcode.OK, err
 }

@@ -27,6 +27,7 @@ type Source struct {
 	Date      string // the built-in table's date; a file's modification day
 	Models    int    // the models it gave
 	Overrides int    // of which it replaced an earlier source's
+	Fetched   bool   // the table panto-cost --update-prices fetched (Date: the day it did)
 }
 
 func (s Source) String() string {
@@ -47,7 +48,11 @@ func (s *Set) String() string {
 		}
 		b.WriteString(src.String())
 		if i > 0 {
-			fmt.Fprintf(&b, " (%s, %d replacing built-in ones)", models(src.Models), src.Overrides)
+			fetched := ""
+			if src.Fetched {
+				fetched = "fetched " + src.Date + ", "
+			}
+			fmt.Fprintf(&b, " (%s%s, %d replacing built-in ones)", fetched, models(src.Models), src.Overrides)
 		}
 	}
 	return b.String()
@@ -92,6 +97,21 @@ func Open(file string, only bool, getenv func(string) string, warn func(string))
 			return nil, err
 		}
 		s.add(t, Source{Name: "built-in", Date: BuiltinDate})
+		// The table --update-prices fetched, over the built-in one; what
+		// it left out was said when it was fetched.
+		if fp := FetchedPath(getenv); fp != "" {
+			t, _, err := Load(fp, true)
+			if err != nil {
+				return nil, exitcode.Usagef("prices fetched by --update-prices: %v: run panto-cost --update-prices again, or remove the file", err)
+			}
+			if t != nil {
+				src := Source{Name: fp, Fetched: true}
+				if fi, err := os.Stat(fp); err == nil {
+					src.Date = fi.ModTime().UTC().Format("2006-01-02")
+				}
+				s.add(t, src)
+			}
+		}
 	}
 	path, optional := file, false
 	if path == "" {
