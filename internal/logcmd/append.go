@@ -28,6 +28,7 @@ type appendCmd struct {
 	Model      string        `help:"Model stamped on user entries (default: the file's active one)."`
 	System     string        `help:"Append this system prompt first, before --user (no JSON needed)." placeholder:"TEXT"`
 	User       string        `help:"Append this user prompt first (no JSON needed); stdin is read after it unless it is a terminal." placeholder:"TEXT"`
+	UserFile   string        `name:"user-file" help:"Append the user prompt FILE holds, as --user does (for a prompt of any size: an argument is at most 128 KiB)." placeholder:"FILE"`
 	Parent     string        `help:"Make the first entry a child of entry ID (a branch) instead of the leaf." placeholder:"ID"`
 	ExpectLeaf *string       `help:"Fail (exit 3, nothing written) unless the leaf is still ID." placeholder:"ID"`
 	AllowEmpty bool          `help:"Create a new file even if the batch has no assistant message."`
@@ -40,6 +41,19 @@ type appendCmd struct {
 func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
 	if (c.Provider == "") != (c.Model == "") {
 		return exitcode.Usagef("--provider and --model go together")
+	}
+	if c.UserFile != "" {
+		if c.User != "" {
+			return exitcode.Usagef("--user and --user-file: give one")
+		}
+		b, err := os.ReadFile(c.UserFile)
+		if err != nil {
+			return exitcode.Usagef("--user-file: %v", err)
+		}
+		if len(b) == 0 {
+			return exitcode.Usagef("--user-file %s is empty: nothing appended", tty.Line(c.UserFile))
+		}
+		c.User = string(b)
 	}
 	var msgs []store.Msg
 	if c.System != "" {
@@ -176,14 +190,18 @@ func checkKept(ctx context.Context, st store.Store, file, parent string, msgs []
 }
 
 // readMessages reads every message line of r (and compaction lines, as
-// panto-turn --compact prints them); blank lines are skipped.
+// panto-turn --compact prints them, and tool round marks, SPEC §13);
+// blank lines are skipped.
 func readMessages(r io.Reader) ([]store.Msg, error) {
 	var msgs []store.Msg
 	var bad error
 	err := scan.MessageLines(r, func(n int, line []byte) error {
 		parse := store.ParseMessage
-		if gjson.GetBytes(line, "type").Str == "compaction" {
+		switch gjson.GetBytes(line, "type").Str {
+		case "compaction":
 			parse = store.ParseCompaction
+		case session.TypeToolRound:
+			parse = store.ParseToolRound
 		}
 		m, err := parse(line)
 		if err != nil {

@@ -41,6 +41,7 @@ type grammar struct {
 	Retries      int              `default:"2" help:"Retries of a failed request before any output (408, 409, 429, 5xx, connection errors)."`
 	Partial      bool             `help:"On a broken stream, print what arrived with stopReason \"error\" (exit 1) instead of nothing (exit 3)."`
 	User         string           `help:"Add this user prompt after the conversation read from stdin (stdin is not read when it is a terminal)." placeholder:"TEXT"`
+	UserFile     string           `name:"user-file" help:"Add the user prompt FILE holds, as --user does (for a prompt of any size: an argument is at most 128 KiB)." placeholder:"FILE"`
 	System       string           `help:"System prompt: sent first unless the conversation's last system message says the same (default: PANTO_SYSTEM_PROMPT)." placeholder:"TEXT"`
 	SystemFile   string           `name:"system-file" type:"existingfile" help:"Read the system prompt from FILE." placeholder:"FILE"`
 	Compact      bool             `help:"Instead of a reply, print a compaction line for panto-log append: the model's summary of the conversation before its last prompt (SPEC §13). Needs --first-kept."`
@@ -172,6 +173,19 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 		}
 		_, err := fmt.Fprintf(io.Stdout, "%s %s\n", cfg.Provider, cfg.Model)
 		return nil, err
+	}
+	if g.UserFile != "" {
+		if g.User != "" {
+			return nil, exitcode.Usagef("--user and --user-file: give one")
+		}
+		b, err := os.ReadFile(g.UserFile)
+		if err != nil {
+			return nil, exitcode.Usagef("--user-file: %v", err)
+		}
+		if len(b) == 0 {
+			return nil, exitcode.Usagef("--user-file %s is empty: nothing sent", g.UserFile)
+		}
+		g.User = string(b)
 	}
 	var conv []provider.Message
 	if g.User == "" || !cli.IsTerminal(io.Stdin) {
