@@ -65,7 +65,7 @@ func TestRealBuiltinPrices(t *testing.T) {
 	run := func(args ...string) report {
 		var out, errw bytes.Buffer
 		io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: "/"}
-		if code := Run(append([]string{"--format", "json", "--by", "model"}, args...), io); code != 0 {
+		if code := Run(append([]string{"--format", "json", "--by", "model"}, args...), io); code != 0 && code != 1 { // 1: a file of an agent panto does not read yet
 			t.Fatalf("exit %d: %s", code, errw.String())
 		}
 		if strings.Contains(errw.String(), "no price for") {
@@ -77,7 +77,18 @@ func TestRealBuiltinPrices(t *testing.T) {
 		}
 		return r
 	}
-	dirs := []string{real + "/claude-code", real + "/codex", real + "/pi"}
+	// Every agent's folder: a reader added to the registry is held to
+	// the built-in prices as soon as it reads its logs.
+	var dirs []string
+	ents, err := os.ReadDir(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.IsDir() && e.Name() != "prices" {
+			dirs = append(dirs, real+"/"+e.Name())
+		}
+	}
 	builtin := run(dirs...)
 	litellm := run(append([]string{"--pricing-only", real + "/prices/litellm-2026-07-24.json"}, dirs...)...)
 	want := map[string]string{}
