@@ -139,14 +139,23 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 // request.json, and sets $SERVER to its URL:
 //
 //	serve stream.sse [STATUS]
-//	serve -hang          (a server that never answers)
+//	serve -hang [FILE]   (a server that never answers; it records the
+//	                     request in FILE, request.json by default, so a
+//	                     script can waitfor the request to have come)
 func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 || len(args) > 2 {
-		ts.Fatalf("usage: serve FILE [STATUS] | serve -hang")
+		ts.Fatalf("usage: serve FILE [STATUS] | serve -hang [FILE]")
 	}
+	dir := ts.MkAbs(".")
 	if args[0] == "-hang" {
+		record := "request.json"
+		if len(args) == 2 {
+			record = args[1]
+		}
 		stop := make(chan struct{})
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			req, _ := io.ReadAll(r.Body)
+			os.WriteFile(filepath.Join(dir, record), req, 0o600)
 			select { // until the script ends (or a minute): never an answer
 			case <-stop:
 			case <-time.After(time.Minute):
@@ -163,7 +172,6 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 		status, err = strconv.Atoi(args[1])
 		ts.Check(err)
 	}
-	dir := ts.MkAbs(".")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, _ := io.ReadAll(r.Body)
 		os.WriteFile(filepath.Join(dir, "request.json"), req, 0o600)
