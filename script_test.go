@@ -73,6 +73,7 @@ func TestScripts(t *testing.T) {
 			"serve":   cmdServe,
 			"pgdb":    cmdPGDB,
 			"waitfor": cmdWaitfor,
+			"copies":  cmdCopies,
 		},
 	})
 }
@@ -218,5 +219,27 @@ func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("waitfor: no %s after a minute", args[0])
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cmdCopies makes DIR (and its parents) and N copies of FILE in it, named
+// 1 to N with FILE's extension (a loop of cp in bash forked N processes):
+//
+//	copies 1000 torn.jsonl d   (d/1.jsonl … d/1000.jsonl)
+func cmdCopies(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: copies N FILE DIR")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 {
+		ts.Fatalf("copies: bad count %q", args[0])
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	dir := ts.MkAbs(args[2])
+	ts.Check(os.MkdirAll(dir, 0o777))
+	ext := filepath.Ext(args[1])
+	for i := 1; i <= n; i++ {
+		ts.Check(os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+ext), b, 0o666))
 	}
 }
