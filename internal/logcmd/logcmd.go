@@ -34,6 +34,7 @@ type grammar struct {
 	Push     pushCmd     `cmd:"" help:"Copy file sessions into a database: only the entries not there yet (idempotent; safe to kill and run again)."`
 	Pull     pullCmd     `cmd:"" help:"Copy a session from a database into a session file here, incrementally; print its path."`
 	Import   importCmd   `cmd:"" help:"Turn Claude Code, Codex or pi logs into panto sessions in the store, incrementally; print the name of each session written."`
+	Search   searchCmd   `cmd:"" help:"Find the entries whose text holds words, a phrase or a regexp, in panto's sessions and every agent's logs (exit 1 when none)."`
 
 	Completion completionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish (the same as --completion SHELL)."`
 }
@@ -44,6 +45,7 @@ func Main() int { return Run(os.Args[1:], cli.OS()) }
 // Run runs panto-log with args.
 func Run(args []string, io cli.IO) int {
 	var g grammar
+	args = excludeWords(args)
 	ctx, code, done := cli.Parse(name, "The only writer of panto sessions, and the session catalog.", &g, args, io, nil)
 	if done {
 		return code
@@ -95,6 +97,8 @@ func Run(args []string, io cli.IO) int {
 			return 0, g.Push.run(bg, st, io)
 		case "pull <id>":
 			return 0, g.Pull.run(bg, st, io, out)
+		case "search", "search <query>":
+			return g.Search.run(bg, st, io, out)
 		}
 		return 0, exitcode.Usagef("unknown command %q", ctx.Command())
 	})

@@ -251,7 +251,17 @@ func (w *worker) run(j *job) {
 			return
 		}
 	}
+	if format == agents.Unknown {
+		j.skip = "not a session log"
+		return
+	}
 	w.meta = Meta{Path: j.file.Path, Format: format}
+	if !lineFormats[format] {
+		j.done = true
+		j.read = size
+		j.err = w.converted(size)
+		return
+	}
 	w.head(format, size)
 	if w.opt.Skip != nil {
 		if why := w.opt.Skip(&w.meta); why != "" {
@@ -607,20 +617,17 @@ func (w *worker) title() string {
 func agentName(f agents.Format) string { return f.String() }
 
 // ResumeOf is the command that resumes a session in its own agent, run in
-// the session's directory.
+// the session's directory: the agent's own (the registry's), pi's by its
+// file, panto's by its id.
 func ResumeOf(agent, id, path, cwd string) Resume {
-	var argv []string
-	switch agent {
-	case "claude":
-		argv = []string{"claude", "--resume", id}
-	case "codex":
-		argv = []string{"codex", "resume", id}
-	case "pi":
-		argv = []string{"pi", "--session", path}
-	case "panto":
+	argv := []string{}
+	switch a := agents.Named(agent); {
+	case agent == "panto":
 		argv = []string{"panto", "--resume", id}
-	default:
-		argv = []string{}
+	case agent == "pi":
+		argv = []string{"pi", "--session", path}
+	case a != nil && a.Resume != nil:
+		argv = a.Resume(id)
 	}
 	return Resume{Argv: argv, Cwd: cwd}
 }
@@ -657,3 +664,47 @@ func cut(text string, s, e int) string {
 	}
 	return text[s:e]
 }
+
+// lineFormats are the formats searched line by line, raw; the others (a
+// whole-file JSON chat, a database) are read through their agent's reader
+// (the registry's) into panto entries, which are searched.
+var lineFormats = map[agents.Format]bool{agents.Claude: true, agents.Codex: true, agents.Pi: true, agents.Panto: true}
+
+// converted searches a log of a format read through its agent's reader.
+func (w *worker) converted(size int64) error {
+	var line []byte
+	n := 0
+	_, _, err := agents.Read(agents.Source{Path: w.meta.Path, R: w.f, Size: size}, w.meta.Format, agents.Options{Content: true},
+		func(h *agents.Header) error {
+			w.meta.Session, w.meta.Cwd = strings.Clone(h.Origin.ID), strings.Clone(h.Cwd)
+			if w.opt.Skip != nil {
+				if why := w.opt.Skip(&w.meta); why != "" {
+					w.j.skip = why
+					return errSkipped
+				}
+			}
+			if !w.fileFilter() {
+				w.j.skip = "filtered"
+				return errSkipped
+			}
+			return nil
+		},
+		func(e *agents.Entry) error {
+			n++
+			if w.meta.Model == "" && e.Model != "" {
+				w.meta.Model = strings.Clone(e.Model)
+			}
+			line = e.AppendLine(line[:0])
+			if p := w.q.pre; p != nil && (p.byRun() && !holds(line, p.run, p.fold) || !p.candidate(line)) {
+				return nil
+			}
+			Extract(agents.Panto, line, &w.e)
+			return w.entry(&w.e, n)
+		})
+	if errors.Is(err, errSkipped) {
+		return nil
+	}
+	return err
+}
+
+var errSkipped = errors.New("skipped")
