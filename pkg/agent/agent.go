@@ -2,7 +2,12 @@
 // conversation and the session it is kept in, and writes every message to
 // its store as the message enters the conversation. An embedder gets
 // persistence for free: it submits prompts and steps, and a crash at any
-// point leaves a session that resumes where it stopped.
+// point leaves a session that resumes where it stopped, told as it was.
+//
+// store.Open("", getenv), store.Open("null:", getenv) and
+// store.Open("postgres://…", getenv) work with this package imported, no
+// blank imports needed. One store may serve many agents at once; an Agent
+// itself is not safe for concurrent use.
 //
 // What persists when:
 //
@@ -11,31 +16,77 @@
 //     session's first prompt (and its system prompt) is held in memory and
 //     written in one batch with the first reply. The null store keeps
 //     nothing at all; an agent on it keeps its conversation in memory.
-//   - Step writes each reply as it arrives, then runs the tools it asks for
-//     and writes all their results as one entry, then asks again, until a
-//     reply asks for no tool. When Step returns, with or without an error,
-//     every message of the conversation is in the store (but a new
-//     session's held entries, when its first request failed): a request
-//     that fails after a tool round leaves the tool results written, and
-//     Step sends the conversation again when called again.
+//   - Step writes each reply as it arrives. When a reply asks for tools it
+//     writes the round's mark (an entry of type "toolRound" naming the
+//     calls) before any tool runs, runs them, and writes all their results
+//     as one entry, then asks again, until a reply asks for no tool. When
+//     Step returns, with or without an error, every message of the
+//     conversation is in the store, but for what it holds: a new session's
+//     held entries (its first request failed), or a round's results the
+//     store refused (they are written with the next entry).
 //   - AddSystem writes a system entry as Submit writes a prompt.
 //   - Compact writes one compaction entry; from then on the conversation
 //     sent is its summary, then the entries it keeps.
 //   - New writes nothing. Resuming with a System that differs from the
 //     session's last system prompt holds a new system entry, written with
-//     the next entry.
+//     the next entry, or after the results of pending calls (never
+//     between a call and its result).
 //
 // Every write expects the leaf the agent last saw, so a second writer of
 // the same session makes the next write fail (store.ErrLeafMoved) rather
 // than interleave with it. Nothing is ever retried by itself.
 //
-// An Agent is not safe for concurrent use.
+// # Crash, restart, retry: a guide for a service
+//
+// Names. ID is the session's id from New on, before anything is written:
+// store it (with the user's request) before the first Step, and resume by
+// it: Config.Session takes an id or a unique prefix of one on every store
+// (and a file path on the file store); Name is the full name it resolved
+// to. The session exists in the store from its first reply: a crash
+// before it leaves nothing to resume (New on the id fails with
+// store.ErrNoSuchSession: start again).
+//
+// After a crash, New on the session rebuilds the conversation, and says
+// what was cut off:
+//
+//   - Dangling: a prompt written that got no reply (the crash came while
+//     the request was on the wire). Submit its text to send it as it is
+//     (the same entry), or another text (a sibling: the old prompt stays
+//     off the conversation). A service that retries the user's request
+//     should compare with Dangling first, or the prompt is there twice.
+//   - Pending: calls of the last reply that got no result. Each says
+//     whether its round started (Started: the tool may have run, its
+//     result lost) or not (zero: it never ran). Step refuses to go on
+//     (ErrPending) until the embedder decides: RunPending runs them again
+//     (right for a read, wrong for a payment), ResolvePending gives their
+//     results, or tells the model they were lost (Lost's text), and Submit
+//     answers them as lost with the next prompt.
+//   - Tool results with no reply after them: Step sends them (nothing is
+//     dangling).
+//   - A torn last write (files): cut by the next write, saved aside.
+//
+// What is guaranteed: an entry the store acknowledged is kept; a tool a
+// round's mark names may have run, and one it does not name never ran;
+// nothing runs twice unless the embedder asks (RunPending); the session
+// stays one panto-fsck calls clean and every provider accepts. What is
+// not: a tool's effect and the write of its result are not one step, so a
+// crash between them loses the result (told as lost, never as not run),
+// and a service that retries a whole request after a crash can run a tool
+// again itself.
+//
+// Restarts of the store. A call that meets a database that went away (a
+// PostgreSQL restart, a proxy that cut the connection) fails with an
+// error that is store.ErrUnavailable; the agent is unchanged by a failed
+// write, and the same call again works once the store is back (the
+// database store connects again by itself). A round whose results could not be
+// written holds them: Step again writes them and goes on, without running
+// the tools again. store.ErrLeafMoved means another writer appended: make
+// a new Agent with New to see what it wrote.
 //
 // A session's name is the store's: a file path for the file store, an id
-// (or a unique prefix of one) for a database. A service that lets its
-// users pick a session must map their words to a name itself and never
-// pass them through as Config.Session: with the file store that is a path
-// the agent will open and write.
+// for a database. A service that lets its users pick a session must map
+// their words to a name itself and never pass them through as
+// Config.Session: with the file store a path is opened and written.
 package agent
 
 import (

@@ -16,6 +16,7 @@ import (
 	"github.com/panto-dev/panto/pkg/provider"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
+	"github.com/tidwall/gjson"
 )
 
 // watched is a store that tells its hook of every batch before writing it.
@@ -358,5 +359,261 @@ func TestServerRestart(t *testing.T) {
 	want := `user:one | assistant:Offline reply 1 to: "one" | user:two | assistant:Offline reply 2 to: "two" | user:$ deploy | assistant:I'll run ` + "`deploy`" + `.:toolUse | toolRound | user:result=deployed | assistant:The tool printed 1 lines. The first: "deployed".`
 	if got != want {
 		t.Fatalf("session:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// failing fails every Append whose batch hook says so.
+type failing struct {
+	store.Store
+	fail func(msgs []store.Msg) bool
+}
+
+func (f *failing) Append(ctx context.Context, name string, msgs []store.Msg, o store.AppendOptions) (*store.Result, error) {
+	if f.fail(msgs) {
+		return nil, store.Mark(errors.New("injected: the store failed"), store.ErrUnavailable)
+	}
+	return f.Store.Append(ctx, name, msgs, o)
+}
+
+func TestStoreFailsInRound(t *testing.T) {
+	// The store fails to write a round's results (hostile #2): they are
+	// held, the next Step writes them and goes on, the tool ran once; a
+	// process that dies instead leaves calls told as started. The store
+	// fails to write the round's mark: the tool never runs, and the call
+	// is pending, never started.
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			url := b.url(t)
+			down := false
+			st := &failing{Store: open(t, url, dir), fail: func(msgs []store.Msg) bool { return down && hasResults(msgs) }}
+			ran := 0
+			tool := deployTool(dir, func() (string, error) { ran++; down = true; return "paid 100 EUR", nil })
+			a, err := agent.New(ctx, agent.Config{Store: st, Cwd: "/p", Provider: offline, Tools: []agent.Tool{tool}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Submit(ctx, "$ pay")
+			if _, err := a.Step(ctx); !errors.Is(err, store.ErrUnavailable) {
+				t.Fatalf("Step: %v", err)
+			}
+			if b.reads {
+				// Seen from another process now: started, result lost.
+				r, err := agent.New(ctx, agent.Config{Store: open(t, url, dir), Session: a.ID(), Provider: offline})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p := r.Pending(); len(p) != 1 || p[0].Started.IsZero() {
+					t.Fatalf("pending %+v: want one call, started", p)
+				}
+			}
+			down = false
+			reply, err := a.Step(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ran != 1 || lastText(reply) != `The tool printed 1 lines. The first: "paid 100 EUR".` {
+				t.Fatalf("ran %d, reply %q", ran, lastText(reply))
+			}
+			if b.reads {
+				got := shape(entries(t, open(t, url, dir), a.Name()))
+				if want := `user:$ pay | assistant:I'll run ` + "`pay`" + `.:toolUse | toolRound | user:result=paid 100 EUR | assistant:The tool printed 1 lines. The first: "paid 100 EUR".`; got != want {
+					t.Fatalf("session:\n%s\nwant:\n%s", got, want)
+				}
+			}
+
+			// The mark cannot be written: nothing runs.
+			st.fail = func(msgs []store.Msg) bool { return isMark(msgs) }
+			a.Submit(ctx, "$ pay again")
+			if _, err := a.Step(ctx); !errors.Is(err, store.ErrUnavailable) {
+				t.Fatalf("Step: %v", err)
+			}
+			if p := a.Pending(); ran != 1 || len(p) != 1 || !p[0].Started.IsZero() {
+				t.Fatalf("ran %d, pending %+v: want one call never started", ran, p)
+			}
+			if _, err := a.Step(ctx); !errors.Is(err, agent.ErrPending) {
+				t.Fatalf("Step: %v, want agent.ErrPending", err)
+			}
+			st.fail = func([]store.Msg) bool { return false }
+			if err := a.ResolvePending(ctx, map[string]string{"nope": "x"}); err == nil {
+				t.Fatal("ResolvePending took an id no call has")
+			}
+			if err := a.ResolvePending(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			c := a.Conversation()
+			if got := c[len(c)-1].Blocks[0].Text; got != "Not run: this tool call never started (the session was interrupted before it)." {
+				t.Fatalf("result %q", got)
+			}
+			if _, err := a.Step(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestDanglingPrompts(t *testing.T) {
+	// A dangling prompt sent again as it is stays one entry; another
+	// prompt is its sibling, also when it is the session's root (it was
+	// merged with it, hostile #14); Dangling() is nil once a reply came
+	// (it stayed, seed audit F5).
+	for _, b := range backends {
+		if !b.reads {
+			continue
+		}
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			url := b.url(t)
+			st := open(t, url, dir)
+			name, err := st.NewName("/p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			user := session.TextMessage("user", "only prompt")
+			if _, err := st.Append(ctx, name, []store.Msg{{Raw: user, Role: "user"}}, store.AppendOptions{Provider: "offline", Model: "offline-1", AllowEmpty: true, Cwd: "/p"}); err != nil {
+				t.Fatal(err)
+			}
+			a, err := agent.New(ctx, agent.Config{Store: st, Session: name, Provider: offline})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := a.Dangling(); d == nil || d.Text != "only prompt" || d.ParentID != "" {
+				t.Fatalf("dangling %+v", d)
+			}
+			a.Submit(ctx, "second")
+			reply, err := a.Step(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := lastText(reply); got != `Offline reply 1 to: "second"` {
+				t.Fatalf("reply %q: the dangling root was sent too", got)
+			}
+			if a.Dangling() != nil {
+				t.Fatalf("Dangling() %+v after a reply", a.Dangling())
+			}
+			es := entries(t, st, name) // fsck-clean: a root beside a root prompt
+			if es[1].Get("parentId").Type != gjson.Null || es[2].Get("parentId").Str != es[1].Get("id").Str {
+				t.Fatalf("second prompt not a root sibling: %s", shape(es))
+			}
+
+			// Sent again as it is: one entry.
+			a.Submit(ctx, "third")
+			r, err := agent.New(ctx, agent.Config{Store: open(t, url, dir), Session: name, Provider: offline})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := r.Dangling(); d == nil || d.Text != "third" {
+				t.Fatalf("dangling %+v", d)
+			}
+			r.Submit(ctx, "third")
+			if _, err := r.Step(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := shape(entries(t, st, name)); strings.Count(got, "user:third") != 1 || r.Dangling() != nil {
+				t.Fatalf("session %s, dangling %+v", got, r.Dangling())
+			}
+		})
+	}
+}
+
+func TestNewRefuses(t *testing.T) {
+	// New refuses what no write could go on (hostile #10), with the
+	// reason; it made an agent whose Submit then failed.
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := open(t, "", dir)
+	a, err := agent.New(ctx, agent.Config{Store: st, Cwd: "/p", Provider: offline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"q1", "q2"} {
+		a.Submit(ctx, p)
+		if _, err := a.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good, err := os.ReadFile(a.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(good), "\n")
+	pi := `{"type":"session","version":3,"id":"7a2c3b9e-1b7d-4c1e-9a57-3d1f0b2c4e5b","timestamp":"2026-03-02T10:00:00.000Z","cwd":"/u"}
+{"type":"message","id":"10000001","parentId":null,"timestamp":"2026-03-02T10:00:01.000Z","message":{"role":"user","content":"first","timestamp":1}}
+`
+	for name, c := range map[string]struct{ body, want string }{
+		"mid":    {lines[0] + lines[1] + "garbage{\n" + strings.Join(lines[2:], ""), "line 3 is not valid JSON, and entries follow it: run panto-fsck"},
+		"v2":     {strings.Replace(string(good), `"version":1`, `"version":2`, 1), "is format version 2 (a newer panto's, or another agent's log)"},
+		"pi":     {pi, "is format version 3 (a newer panto's, or another agent's log)"},
+		"header": {string(good) + lines[0], "a second session header at line 6: run panto-fsck"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := filepath.Join(dir, name+".jsonl")
+			if err := os.WriteFile(f, []byte(c.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := agent.New(ctx, agent.Config{Store: st, Session: f, Provider: offline})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("New: %v, want %q", err, c.want)
+			}
+		})
+	}
+	// A torn tail is no damage: the next write cuts it.
+	f := filepath.Join(dir, "torn.jsonl")
+	os.WriteFile(f, append(good, `{"type":"message","id":"dea`...), 0o600)
+	if _, err := agent.New(ctx, agent.Config{Store: st, Session: f, Provider: offline}); err != nil {
+		t.Fatalf("a torn tail: %v", err)
+	}
+}
+
+func TestNames(t *testing.T) {
+	// ID() from New on, on every store; a session resumed by a prefix is
+	// named by its full id, so a later session sharing the prefix changes
+	// nothing (hostile #11).
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			url := b.url(t)
+			a, err := agent.New(ctx, agent.Config{Store: open(t, url, dir), Cwd: "/p", Provider: offline})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := a.ID()
+			if !session.IsUUID(id) || a.Name() != "" {
+				t.Fatalf("ID() %q, Name() %q before the first reply", id, a.Name())
+			}
+			a.Submit(ctx, "one")
+			if _, err := a.Step(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if a.ID() != id || !strings.Contains(a.Name(), id) {
+				t.Fatalf("ID() %q, Name() %q", a.ID(), a.Name())
+			}
+			if !b.reads {
+				return
+			}
+			r, err := agent.New(ctx, agent.Config{Store: open(t, url, dir), Session: id[:8], Provider: offline})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Name() != a.Name() || r.ID() != id {
+				t.Fatalf("resumed by %s: Name() %q, ID() %q", id[:8], r.Name(), r.ID())
+			}
+			c, _ := agent.New(ctx, agent.Config{Store: open(t, url, dir), Cwd: "/p", Provider: offline})
+			c.Submit(ctx, "a teammate's session")
+			if _, err := c.Step(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if c.ID()[:8] == id[:8] { // two sessions started in the same ~65 s
+				if _, err := agent.New(ctx, agent.Config{Store: open(t, url, dir), Session: id[:8], Provider: offline}); !errors.Is(err, store.ErrAmbiguousID) {
+					t.Fatalf("an ambiguous prefix: %v", err)
+				}
+			}
+			if err := r.Submit(ctx, "two"); err != nil {
+				t.Fatalf("the agent resumed by a prefix: %v", err)
+			}
+		})
 	}
 }
