@@ -228,10 +228,13 @@ func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderA
 // becomes, for the page to nest under their calls. One that does not read
 // is a warning, and the page goes on without it.
 func subagents(io cli.IO, src agents.Source) map[string]replay.Subagent {
-	subs, err := agents.ClaudeSubagents(src)
+	subs, skipped, err := agents.ClaudeSubagentsSkipped(src)
 	if err != nil {
 		cli.Warnf(io.Stderr, name, "%s: its subagents: %v: not shown", src.Path, err)
 		return nil
+	}
+	for _, p := range skipped {
+		cli.Warnf(io.Stderr, name, "%s: not a regular file (a FIFO?): skipped", p)
 	}
 	out := map[string]replay.Subagent{}
 	for _, sub := range subs {

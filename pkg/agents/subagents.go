@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/tidwall/gjson"
@@ -90,6 +92,14 @@ const maxSubagentLog = 256 << 20
 // agent all the same, it is returned with no Log, and From the file it
 // would be in ("" when the session was read from stdin).
 func ClaudeSubagents(src Source) ([]Subagent, error) {
+	subs, _, err := ClaudeSubagentsSkipped(src)
+	return subs, err
+}
+
+// ClaudeSubagentsSkipped is ClaudeSubagents, and also says which files of
+// the session's subagents/ directory were left out as no regular file (a
+// FIFO named agent-X.jsonl is never opened: it would wait for a writer).
+func ClaudeSubagentsSkipped(src Source) ([]Subagent, []string, error) {
 	type call struct{ id, prompt string }
 	type chain struct {
 		prompt string
@@ -112,7 +122,7 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		// Most lines are none of these, and are not parsed.
 		first := sessionID == "" && bytes.Contains(raw, []byte(`"sessionId"`))
@@ -178,9 +188,14 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 		}
 	}
 	if len(calls) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	files := subagentFiles(src.Path, sessionID)
+	files, skipped := subagentFiles(src.Path, sessionID)
+	// The files by their first prompt, each read once, when a call is
+	// first tied by its prompt (each list in the order of the agent ids;
+	// next[p] is where its first file not taken yet may be).
+	var byPrompt map[string][]*subagentFile
+	next := map[string]int{}
 	var out []Subagent
 	for _, c := range calls {
 		s := Subagent{ToolUseID: c.id, AgentID: agentOf[c.id]}
@@ -189,13 +204,25 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 		} else if p := progress[c.id]; p != nil {
 			s.From, s.read = "the session's progress lines", p.read
 		} else if c.prompt != "" {
-			for _, a := range slices.Sorted(maps.Keys(files)) {
-				if f := files[a]; !f.used && f.prompt() == c.prompt {
-					s.From, s.read, f.used = f.path, f.log, true
-					if s.AgentID == "" {
-						s.AgentID = f.agent
+			if byPrompt == nil {
+				byPrompt = map[string][]*subagentFile{}
+				for _, a := range slices.Sorted(maps.Keys(files)) {
+					if p := files[a].prompt(); p != "" {
+						byPrompt[p] = append(byPrompt[p], files[a])
 					}
-					break
+				}
+			}
+			list := byPrompt[c.prompt]
+			i := next[c.prompt]
+			for i < len(list) && list[i].used {
+				i++
+			}
+			next[c.prompt] = i
+			if i < len(list) {
+				f := list[i]
+				s.From, s.read, f.used = f.path, f.log, true
+				if s.AgentID == "" {
+					s.AgentID = f.agent
 				}
 			}
 			for _, ch := range chains {
@@ -212,7 +239,7 @@ func ClaudeSubagents(src Source) ([]Subagent, error) {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // subagentFile is a subagents/agent-ID.jsonl file.
@@ -221,30 +248,44 @@ type subagentFile struct {
 	used        bool
 }
 
+// openFile opens a subagent's file without waiting (a test counts the
+// opens through it).
+var openFile = func(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// open opens the file, a regular one: it is opened without waiting (a
+// FIFO put in its place since it was listed opens at once, and is refused).
+func (f *subagentFile) open() (*os.File, error) {
+	fh, err := openFile(f.path)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
+		fh.Close()
+		return nil, fmt.Errorf("%s: not a regular file", f.path)
+	}
+	return fh, nil
+}
+
 // log reads the file, a regular one, to at most maxSubagentLog bytes.
 func (f *subagentFile) log() ([]byte, error) {
-	fh, err := os.Open(f.path)
+	fh, err := f.open()
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", f.path)
-	}
 	return io.ReadAll(io.LimitReader(fh, maxSubagentLog))
 }
 
 // prompt is the first user prompt of the file, read to its first user
 // line only.
 func (f *subagentFile) prompt() string {
-	fh, err := os.Open(f.path)
+	fh, err := f.open()
 	if err != nil {
 		return ""
 	}
 	defer fh.Close()
-	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
 	lr := scan.NewReader(fh, 0)
 	for {
 		raw, _, _, err := lr.Next()
@@ -268,15 +309,17 @@ func subagentPath(path, a string) string {
 
 // subagentFiles lists the subagents/ files of the session at path: in the
 // directory named after the file (Claude Code names it after the session
-// id, which is the file's name), by agent id.
-func subagentFiles(path, sessionID string) map[string]*subagentFile {
+// id, which is the file's name), by agent id; and the paths of those that
+// are no regular file (followed through links), left out.
+func subagentFiles(path, sessionID string) (map[string]*subagentFile, []string) {
 	if path == "" || path == "-" {
-		return nil
+		return nil, nil
 	}
+	var skipped []string
 	dir, base := filepath.Dir(path), strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	out := map[string]*subagentFile{}
-	for _, name := range []string{base, sessionID} {
-		if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+	for i, name := range []string{base, sessionID} {
+		if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." || i == 1 && name == base {
 			continue
 		}
 		sub := filepath.Join(dir, name, "subagents")
@@ -286,12 +329,26 @@ func subagentFiles(path, sessionID string) map[string]*subagentFile {
 			if !strings.HasPrefix(n, "agent-") || !strings.HasSuffix(n, ".jsonl") {
 				continue
 			}
-			if a := strings.TrimSuffix(strings.TrimPrefix(n, "agent-"), ".jsonl"); out[a] == nil {
-				out[a] = &subagentFile{path: filepath.Join(sub, n), agent: a}
+			a := strings.TrimSuffix(strings.TrimPrefix(n, "agent-"), ".jsonl")
+			if out[a] != nil {
+				continue
 			}
+			p := filepath.Join(sub, n)
+			if t := de.Type(); t&fs.ModeSymlink != 0 {
+				if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+					if err == nil { // a dangling link is not there, as a file not there
+						skipped = append(skipped, p)
+					}
+					continue
+				}
+			} else if !t.IsRegular() {
+				skipped = append(skipped, p)
+				continue
+			}
+			out[a] = &subagentFile{path: p, agent: a}
 		}
 	}
-	return out
+	return out, skipped
 }
 
 // promptOf is a message's text: a string, or its first text block.
