@@ -66,6 +66,9 @@ func TestScripts(t *testing.T) {
 			if cond == "pg" { // a PostgreSQL server to test against (scripts/test starts one)
 				return os.Getenv("PANTO_TEST_PG") != "", nil
 			}
+			if cond == "root" { // permissions do not hold (but through setpriv)
+				return os.Geteuid() == 0, nil
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

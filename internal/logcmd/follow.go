@@ -83,9 +83,10 @@ type follower struct {
 	tty     bool
 	down    time.Time // when the database went away (zero: it is there)
 	backoff time.Duration
-	trouble error     // the database's last error (--once: what the pass ends with)
-	next    time.Time // when to try the database again
-	failed  int       // files that could not be followed (--once: exit 3)
+	trouble error             // the database's last error (--once: what the pass ends with)
+	next    time.Time         // when to try the database again
+	failed  int               // files (and directories) that could not be followed (--once: exit 3)
+	unread  map[string]string // directories that could not be read: what was said
 }
 
 // follow runs a follower until it is stopped (SIGINT, SIGTERM), or after
@@ -100,7 +101,7 @@ func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
 		}
 	}
 	f := &follower{o: o, io: io, out: out, files: map[string]*tracked{}, dirty: map[string]bool{},
-		watched: map[string]bool{}, tty: cli.IsTerminal(io.Stderr)}
+		watched: map[string]bool{}, unread: map[string]string{}, tty: cli.IsTerminal(io.Stderr)}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := f.connect(ctx); err != nil {
@@ -249,6 +250,7 @@ func (f *follower) scan() {
 		}
 		filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
+				f.unreadable(path, err)
 				return nil
 			}
 			if d.IsDir() {
@@ -267,6 +269,26 @@ func (f *follower) scan() {
 			f.dirty[path] = true // gone: its sync forgets it
 		}
 	}
+}
+
+// unreadable says, once, that a directory of the tree cannot be read: the
+// files in it are not followed (--once exits 3), as a file that cannot be
+// is not. A file or directory gone meanwhile is no news.
+func (f *follower) unreadable(path string, err error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	msg := err.Error()
+	if f.unread[path] == msg {
+		return
+	}
+	f.unread[path] = msg
+	f.failed++
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		msg = fmt.Sprintf("%s (%v)", pe.Path, pe.Err)
+	}
+	cli.Errorf(f.io.Stderr, name, "cannot read %s: what it holds is not followed: give the follower read access", msg)
 }
 
 func (f *follower) watch(dir string) {
@@ -316,7 +338,9 @@ func (f *follower) event(ev fsnotify.Event) {
 // scanDir follows what a new directory holds already.
 func (f *follower) scanDir(dir string) {
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
+		if err != nil {
+			f.unreadable(path, err)
+		} else if d.IsDir() {
 			f.watch(path)
 		} else if err == nil && catalog.IsSessionName(d.Name()) {
 			f.track(path)
@@ -360,6 +384,12 @@ func (f *follower) syncDirty(ctx context.Context) {
 		case errors.Is(err, errWriting): // looked at again in a moment
 		case errors.Is(err, errYoung):
 			delete(f.dirty, p)
+		case errors.Is(err, errNotRegular): // a FIFO named *.jsonl: skipped, said once, as every walk does
+			delete(f.dirty, p)
+			if msg := err.Error(); msg != t.stuck {
+				t.stuck = msg
+				cli.Warnf(f.io.Stderr, name, "%s: not a regular file (a FIFO?): skipped", p)
+			}
 		case isDatabaseTrouble(err):
 			if ctx.Err() == nil {
 				f.lost(err)
@@ -379,7 +409,7 @@ func (f *follower) syncDirty(ctx context.Context) {
 // isDatabaseTrouble tells a database that failed (to be retried) from a
 // verdict on a file.
 func isDatabaseTrouble(err error) bool {
-	for _, e := range []error{store.ErrConflict, store.ErrNeedsFsck, store.ErrNewerVersion, errNotFollowed, errWriting, errYoung, os.ErrNotExist} {
+	for _, e := range []error{errNotRegular, store.ErrConflict, store.ErrNeedsFsck, store.ErrNewerVersion, errNotFollowed, errWriting, errYoung, os.ErrNotExist} {
 		if errors.Is(err, e) {
 			return false
 		}

@@ -41,7 +41,7 @@ func (f *follower) sync(ctx context.Context, t *tracked) error {
 		t.stuck = ""
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%w: not a regular file", errNotFollowed)
+		return errNotRegular
 	}
 	for try := 0; ; try++ { // a session another writer moved meanwhile: read it again
 		if f.o.agents {
@@ -62,6 +62,10 @@ func (f *follower) sync(ctx context.Context, t *tracked) error {
 	}
 	return err
 }
+
+// errNotRegular is a name a follower would follow that is no regular
+// file (a FIFO): skipped with a warning, never waited on.
+var errNotRegular = errors.New("not a regular file")
 
 // content is a session file's bytes to follow: the file itself (push), or
 // the conversion of another agent's log (import).
