@@ -162,13 +162,19 @@ func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
 		a.add(Finding{ID: "danglingParent", Severity: Warning, Line: p.Line, Offset: p.Off, Message: fmt.Sprintf("entry %s: %s", p.ID, p.What)})
 	}
 	// The conversation goes on after an entry when a message descends
-	// from it: a tool round's mark (SPEC §13) after a reply whose tools
-	// were cut off by a crash is no answer, and no going on either.
-	// Parents come before their children, so one pass from the end sees
-	// every child before its parent.
+	// from it that is past the round of its tool calls: a reply, or a
+	// prompt. The results of the round (a user message with toolResult
+	// blocks) are the round still going: a parallel call whose result is
+	// not written yet at the end of the log is pending, as panto-replay
+	// --info says, not an orphan. A tool round's mark (SPEC §13) after a
+	// reply whose tools were cut off by a crash is no answer, and no going
+	// on either. Parents come before their children (scan), so one pass
+	// from the end sees every child before its parent.
 	hasChild := make([]bool, len(l.Nodes))
 	for i := len(l.Nodes) - 1; i >= 0; i-- {
-		if n := l.Nodes[i]; n.Parent >= 0 && (n.Kind == session.KindMessage || hasChild[i]) {
+		n := l.Nodes[i]
+		past := n.Kind == session.KindMessage && (n.Role != session.User || n.Tools&session.HasToolResult == 0)
+		if n.Parent >= 0 && (past || hasChild[i]) {
 			hasChild[n.Parent] = true
 		}
 	}

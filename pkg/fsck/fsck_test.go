@@ -228,3 +228,49 @@ func TestCompactionKept(t *testing.T) {
 		})
 	}
 }
+
+// TestPendingToolUse: a reply's parallel tool calls whose results are
+// still coming at the end of the log are pending, not orphans (as
+// panto-replay --info lists them); a call is an orphan once the
+// conversation goes on past its round (a new reply, a new prompt) without
+// its result. panto-fsck called the second of two parallel calls an orphan
+// when the first's result was the log's last entry (real-logs.md 2.2:
+// exit 4 on a Codex log captured while the call still ran).
+func TestPendingToolUse(t *testing.T) {
+	base := sample(1)
+	entry := func(id, parent, msg string) []byte {
+		e := session.Entry{ID: id, ParentID: parent, Timestamp: "2026-01-01T00:00:00.000Z", Message: []byte(msg)}
+		if strings.Contains(msg, `"role":"user"`) {
+			e.Provider, e.Model = "p", "m"
+		}
+		return e.AppendLine(nil)
+	}
+	calls := entry("000000a1", "00000000", `{"role":"assistant","content":[{"type":"toolUse","id":"A","name":"bash","input":"{}"},{"type":"toolUse","id":"B","name":"bash","input":"{}"}],"provider":"p","model":"m","stopReason":"toolUse","usage":{"input":1,"output":1}}`)
+	resultA := entry("000000a2", "000000a1", `{"role":"user","content":[{"type":"toolResult","toolUseId":"A","content":"ok"}]}`)
+	reply := entry("000000a3", "000000a2", `{"role":"assistant","content":[{"type":"text","text":"done"}],"provider":"p","model":"m","stopReason":"stop","usage":{"input":1,"output":1}}`)
+	prompt := entry("000000a3", "000000a2", `{"role":"user","content":[{"type":"text","text":"and?"}]}`)
+	for _, tc := range []struct {
+		name string
+		log  [][]byte
+		want string
+	}{
+		{"both pending", [][]byte{calls}, ""},
+		{"one answered, one pending at the end", [][]byte{calls, resultA}, ""},
+		{"a reply goes on without B's result", [][]byte{calls, resultA, reply}, "orphanToolUse:warning"},
+		{"a prompt goes on without B's result", [][]byte{calls, resultA, prompt}, "orphanToolUse:warning"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := Check(bytes.NewReader(append(append([]byte{}, base...), bytes.Join(tc.log, nil)...)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range a.Findings {
+				got = append(got, f.ID+":"+f.Severity)
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Fatalf("findings %v, want %q: %+v", got, tc.want, a.Findings)
+			}
+		})
+	}
+}
