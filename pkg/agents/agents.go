@@ -718,7 +718,8 @@ func (c *converter) kept(agent string, raw []byte) []byte {
 }
 
 // compaction makes e the compaction entry (SPEC §13) of an agent's
-// compaction: its summary, the entry it keeps from ("" none: the summary
+// compaction (e.Reply, when set with usage, the request that made its
+// summary, by e.Provider and e.Model): its summary, the entry it keeps from ("" none: the summary
 // starts the conversation the model is sent), the tokens its context held
 // before (<0: unknown), and the source line, whole, as a kept entry keeps it.
 func (c *converter) compaction(e *Entry, agent string, raw []byte, summary, kept string, tokens int64) {
@@ -736,6 +737,16 @@ func (c *converter) compaction(e *Entry, agent string, raw []byte, summary, kept
 	if tokens >= 0 {
 		b = append(b, `,"tokensBefore":`...)
 		b = strconv.AppendInt(b, tokens, 10)
+	}
+	if r := e.Reply; r != nil && r.HasUsage {
+		// The request that made the summary, as panto's own compaction
+		// says it (SPEC §13): an import costs what the log does.
+		b = append(b, `,"provider":`...)
+		b = rawjson.AppendString(b, e.Provider)
+		b = append(b, `,"model":`...)
+		b = rawjson.AppendString(b, e.Model)
+		b = append(b, `,"usage":`...)
+		b = r.Usage.AppendJSON(b)
 	}
 	b = append(b, `,"agent":`...)
 	b = rawjson.AppendString(b, agent)

@@ -115,6 +115,14 @@ func (c *converter) pi() error {
 			if t := l.Get("tokensBefore"); t.Type == gjson.Number {
 				tokens = t.Int()
 			}
+			// pi writes the usage of the request that made the summary
+			// (CompactionEntry.usage); the entry names no model: the
+			// session's at that point made it.
+			if u := l.Get("usage"); u.IsObject() {
+				if r := piUsage(u); r.HasUsage {
+					e.Provider, e.Model, e.Reply = provider, model, r
+				}
+			}
 			c.compaction(e, "pi", raw, l.Get("summary").Str, kept, tokens)
 			if err := c.emit(e); err != nil {
 				return err
@@ -166,13 +174,19 @@ func piReply(msg gjson.Result) *Reply {
 	case "aborted":
 		r.StopReason = "error"
 	}
-	u := msg.Get("usage")
-	if u.IsObject() {
-		r.HasUsage = true
-		r.Usage = session.Usage{Input: u.Get("input").Int(), Output: u.Get("output").Int(), CacheRead: u.Get("cacheRead").Int(), CacheWrite: u.Get("cacheWrite").Int()}
-		if r.Usage.Check() != nil {
-			r.HasUsage = false
-		}
+	if u := msg.Get("usage"); u.IsObject() {
+		u := piUsage(u)
+		r.Usage, r.HasUsage = u.Usage, u.HasUsage
+	}
+	return r
+}
+
+// piUsage reads a pi usage object (a reply's, a compaction's).
+func piUsage(u gjson.Result) *Reply {
+	r := &Reply{HasUsage: u.Get("input").Type == gjson.Number && u.Get("output").Type == gjson.Number} // unknown is not zero
+	r.Usage = session.Usage{Input: u.Get("input").Int(), Output: u.Get("output").Int(), CacheRead: u.Get("cacheRead").Int(), CacheWrite: u.Get("cacheWrite").Int()}
+	if r.Usage.Check() != nil {
+		r.HasUsage = false
 	}
 	return r
 }
