@@ -82,7 +82,8 @@ func deployTool(dir string, run func() (string, error)) agent.Tool {
 // before the round's mark is written, "tool" while the tool runs, "ran"
 // after it finished (its result not written), "result" while its result
 // (32 MiB) is written, "answered" after the result was written (the
-// follow-up reply not written). It says the session's id first.
+// follow-up reply not written); "prompt" is a crash before the round, its
+// prompt written, its reply not. It says the session's id first.
 func roundHelper() int {
 	ctx := context.Background()
 	dir := os.Getenv("PANTO_AGENT_DIR")
@@ -105,8 +106,8 @@ func roundHelper() int {
 		case stop == "result" && hasResults(msgs):
 			say("writing") // and writes: the test kills it meanwhile
 		case store.HasReply(msgs):
-			if replies++; replies == 2 && stop == "answered" {
-				halt("answered")
+			if replies++; replies == 2 && (stop == "answered" || stop == "prompt") {
+				halt(stop)
 			}
 		}
 	}}
@@ -124,7 +125,14 @@ func roundHelper() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	say(a.ID()) // before the first reply: a service stores it first
+	say(a.ID())           // before the first reply: a service stores it first
+	if stop == "prompt" { // a turn first, so that the next prompt is written before its request
+		a.Submit(ctx, "hi")
+		if _, err := a.Step(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+	}
 	if err := a.Submit(ctx, "$ deploy --prod"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
@@ -178,7 +186,7 @@ func TestKillInToolRound(t *testing.T) {
 		if !b.reads {
 			continue
 		}
-		for _, stop := range []string{"mark", "tool", "ran", "result", "answered"} {
+		for _, stop := range []string{"prompt", "mark", "tool", "ran", "result", "answered"} {
 			t.Run(b.name+"/"+stop, func(t *testing.T) {
 				ctx := context.Background()
 				dir := t.TempDir()
@@ -208,7 +216,7 @@ func TestKillInToolRound(t *testing.T) {
 				cmd.Process.Kill()
 				cmd.Wait()
 				ran := effects(t, dir)
-				if want := map[string]int{"mark": 0}[stop]; stop == "mark" && ran != want || stop != "mark" && ran != 1 {
+				if before := stop == "mark" || stop == "prompt"; before && ran != 0 || !before && ran != 1 {
 					t.Fatalf("the tool ran %d times before the kill", ran)
 				}
 
@@ -223,6 +231,10 @@ func TestKillInToolRound(t *testing.T) {
 				}
 				p := a.Pending()
 				switch {
+				case stop == "prompt":
+					if d := a.Dangling(); len(p) != 0 || d == nil || d.Text != "$ deploy --prod" {
+						t.Fatalf("pending %+v, dangling %+v", p, d)
+					}
 				case stop == "answered" || stop == "result" && len(p) == 0:
 					if len(p) != 0 {
 						t.Fatalf("pending %+v after the results were written", p)
@@ -245,6 +257,10 @@ func TestKillInToolRound(t *testing.T) {
 				}
 				var result string
 				switch {
+				case stop == "prompt":
+					if err := a.Submit(ctx, a.Dangling().Text); err != nil { // sent again, after the new system prompt
+						t.Fatal(err)
+					}
 				case len(p) == 0:
 				case stop == "mark":
 					if err := a.RunPending(ctx); err != nil { // asked: it runs
@@ -268,6 +284,9 @@ func TestKillInToolRound(t *testing.T) {
 				}
 				if _, err := a.Step(ctx); err != nil {
 					t.Fatal(err)
+				}
+				if stop == "prompt" && effects(t, dir) != 1 {
+					t.Fatalf("the prompt sent again ran the tool %d times", effects(t, dir))
 				}
 				validOrder(t, a.Conversation())
 				es := entries(t, open(t, url, dir), a.Name()) // fsck-clean

@@ -72,7 +72,7 @@ func (Null) List(context.Context, string, bool, func(error)) ([]store.Summary, e
 
 // Resolve finds nothing.
 func (Null) Resolve(_ context.Context, _ string, _ bool, prefix string) (string, error) {
-	return "", &store.NotFoundError{Prefix: prefix}
+	return "", fmt.Errorf("%w (the null store keeps nothing)", &store.NotFoundError{Prefix: prefix})
 }
 
 // Close does nothing.
