@@ -452,6 +452,10 @@ type converter struct {
 	restOff   int64  // and the offset of rest
 	splitSeen int    // the last such line counted
 	piece     int    // which object of its line the last one read is (0: the first)
+	// parents, when a reader sets it, records each entry's parent as it
+	// is emitted (entry id → parent id), for a compaction's kept entry to
+	// be checked on its path.
+	parents map[string]string
 }
 
 // begin writes the header, once.
@@ -531,6 +535,9 @@ func (c *converter) emit(e *Entry) error {
 		}
 	}
 	c.last, c.lastTS = e.ID, e.Timestamp
+	if c.parents != nil {
+		c.parents[strings.Clone(e.ID)] = strings.Clone(e.ParentID)
+	}
 	return c.entry(e)
 }
 

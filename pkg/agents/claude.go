@@ -210,6 +210,7 @@ func (l *cline) isReply() bool {
 
 func (c *converter) claude() error {
 	c.validates = true // readCline validates as it reads
+	c.parents = map[string]string{}
 	// Pass 1: the responses, the session's first time, id and cwd.
 	var h Header
 	h.Origin.Agent = "claude"
@@ -435,7 +436,14 @@ func (c *converter) claudeEntries(resps map[string]*response, order []*response)
 			if b == nil {
 				b = &compactBoundary{tokens: -1}
 			}
+			// The head must be on the summary's path (an earlier entry of
+			// it): the summary itself, or an entry of another branch,
+			// keeps nothing, as pi's does (an import panto-fsck calls
+			// damaged otherwise: compactionKeptMissing).
 			kept := ids[b.head]
+			if !onPath(c.parents, parent, kept) {
+				kept = ""
+			}
 			c.e = Entry{Line: n, ID: id, ParentID: parent, Timestamp: ts}
 			c.compaction(&c.e, "claude", raw, c.claudeText(l.content), kept, b.tokens)
 			if err := c.emit(&c.e); err != nil {
