@@ -446,8 +446,12 @@ func Register(scheme string, o Opener) {
 // schemeName is what a URL's scheme may be (RFC 3986).
 var schemeName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 
+// builtin names the package of each built-in store.
+var builtin = map[string]string{"file": "pkg/filestore", "null": "pkg/nullstore", "postgres": "pkg/pgstore"}
+
 // Open opens the store a URL names: "" for the file store, "null:", or
-// "postgres://…" (also "postgresql://…").
+// "postgres://…" (also "postgresql://…"). The stores register
+// themselves; a program that imports pkg/agent has all three.
 func Open(url string, getenv func(string) string) (Store, error) {
 	scheme := "file"
 	if c := claimant(url); c != "" {
@@ -465,6 +469,9 @@ func Open(url string, getenv func(string) string) (Store, error) {
 	mu.Lock()
 	o := openers[scheme]
 	mu.Unlock()
+	if pkg := builtin[scheme]; o == nil && pkg != "" {
+		return nil, fmt.Errorf("%w: %q: the %s store is not linked into this program: import github.com/panto-dev/panto/pkg/agent (or the store's package, %s)", ErrBadURL, Redact(url), scheme, pkg)
+	}
 	if o == nil {
 		return nil, fmt.Errorf("%w: %q: no store of kind %q (give postgres://…, null: or nothing for files)", ErrBadURL, Redact(url), scheme)
 	}

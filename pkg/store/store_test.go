@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +55,16 @@ func TestOpen(t *testing.T) {
 	}
 	if _, err := Open("TEST:x", func(string) string { return "" }); err != nil {
 		t.Errorf("a scheme in capitals: %v", err)
+	}
+}
+
+func TestOpenUnlinked(t *testing.T) {
+	// This test binary links no store: Open says which package to import
+	// (it said "no store of kind file (give … nothing for files)" for "").
+	for _, url := range []string{"", "null:", "postgres://u@h/db"} {
+		_, err := Open(url, func(string) string { return "" })
+		if !errors.Is(err, ErrBadURL) || !strings.Contains(err.Error(), "is not linked into this program: import github.com/panto-dev/panto/pkg/agent") {
+			t.Errorf("Open(%q): %v", url, err)
+		}
 	}
 }
