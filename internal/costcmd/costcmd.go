@@ -9,6 +9,8 @@ import (
 	"fmt"
 	goio "io"
 	"os"
+	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,8 +39,13 @@ type grammar struct {
 	Subagents    bool             `help:"With --by session: a subagent's cost in a row of its own (with its parent named), not rolled up into its parent session's."`
 	UpdatePrices bool             `name:"update-prices" help:"Fetch LiteLLM's price table (from the URL given as the one argument, else LiteLLM's repository) into $XDG_CONFIG_HOME/panto/litellm.json, where every later run lays it over the built-in prices (models.toml and --pricing over it); it replaces the one there only once read whole and checked. Then exit."`
 	Prices       bool             `help:"Print the price table in use (where it came from, and every model's prices in USD per million tokens) and exit."`
-	By           string           `enum:"turn,session,model,day,week,month,project,agent" default:"session" help:"Rows: turn, session, model, day, week, month, project or agent (panto, claude, codex, pi)."`
-	Breakdown    bool             `help:"Under each row, a row per model (not with --by turn or model)."`
+	By           string           `enum:"turn,session,model,day,week,month,block,project,agent," default:"" help:"Rows: turn, session, model, day, week, month, block (5-hour windows from a turn's hour, as the providers' usage limits count; the active one with its burn rate and projection), project or agent (default: session; day for panto-cost alone on a terminal)."`
+	Breakdown    bool             `help:"Under each row, a row per model (not with --by turn or model); --breakdown agent: a row per agent."`
+	BreakdownBy  string           `name:"breakdown-by" enum:"model,agent," default:"" help:"What --breakdown splits rows by: model (the default) or agent (--breakdown agent says the same)." placeholder:"WHAT"`
+	Last         int              `help:"Only the N rows of the latest activity (the N latest days, weeks, months, blocks or turns; the sessions, models, projects or agents used last). The total is theirs." placeholder:"N"`
+	Order        string           `enum:"asc,desc," default:"" help:"asc or desc: days, weeks, months, blocks and turns go oldest first (asc) by default, the other rows costliest first (desc)."`
+	Project      string           `help:"Only turns of this project: its directory, or the directory's last name." placeholder:"DIR"`
+	Color        string           `enum:"auto,always,never" default:"auto" help:"Colour in a table: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never."`
 	Format       string           `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
 	JSON         bool             `name:"json" help:"The same as --format json."`
 	Since        string           `help:"Only turns on or after this day: YYYY-MM-DD, YYYYMMDD, today, yesterday, or Nd / Nw (N days or weeks before today)." placeholder:"DATE"`
@@ -56,11 +63,33 @@ func Main() int { return Run(os.Args[1:], cli.OS()) }
 // Run runs panto-cost with args.
 func Run(args []string, io cli.IO) int {
 	var g grammar
+	args = breakdownArgs(args)
 	_, code, done := cli.Parse(name, "Exact costs of token usage from session files (panto's, or Claude Code, Codex and pi logs: --from reads their places), entry lines or message lines.", &g, args, io, nil)
 	if done {
 		return code
 	}
 	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) { return g.run(io, out) })
+}
+
+// breakdownArgs reads "--breakdown agent" (and model) as --breakdown
+// --breakdown-by agent, unless a file of that name is there: kong's
+// --breakdown takes no value, and "--breakdown" alone stays as it was.
+func breakdownArgs(args []string) []string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--" {
+			break
+		}
+		if args[i] != "--breakdown" || args[i+1] != "agent" && args[i+1] != "model" {
+			continue
+		}
+		if _, err := os.Lstat(args[i+1]); err == nil {
+			continue
+		}
+		out := append([]string{}, args[:i+1]...)
+		out = append(out, "--breakdown-by="+args[i+1])
+		return append(out, args[i+2:]...)
+	}
+	return args
 }
 
 // parseDay reads a day as YYYY-MM-DD, YYYYMMDD, or N days (Nd) or weeks
@@ -134,8 +163,28 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 			return 0, exitcode.Usagef("--until %s is before --since %s: no day is in between", g.Until, g.Since)
 		}
 	}
-	if g.Breakdown && (g.By == "turn" || g.By == "model") {
-		return 0, exitcode.Usagef("--breakdown splits rows by model: not with --by %s", g.By)
+	// panto-cost alone on a terminal: every agent's logs by day, as
+	// ccusage does, never a wait on the terminal's stdin.
+	if len(g.Paths) == 0 && !g.All && g.From == "" && !g.Prices && cli.IsTerminal(io.Stdin) {
+		g.From = "all"
+		if g.By == "" {
+			g.By = "day"
+		}
+	}
+	if g.By == "" {
+		g.By = "session"
+	}
+	if g.BreakdownBy != "" {
+		g.Breakdown = true
+	}
+	if g.BreakdownBy == "" {
+		g.BreakdownBy = "model"
+	}
+	if g.Breakdown && (g.By == "turn" || g.By == g.BreakdownBy) {
+		return 0, exitcode.Usagef("--breakdown splits rows by %s: not with --by %s", g.BreakdownBy, g.By)
+	}
+	if g.Last < 0 {
+		return 0, exitcode.Usagef("--last %d: give a number of rows, 1 or more", g.Last)
 	}
 	if g.JSON {
 		if g.Format != "" && g.Format != "json" {
@@ -167,6 +216,9 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		format = "jsonl"
 		if cli.IsTerminal(io.Stdout) || g.Prices {
 			format = "table"
+		} else if cli.IsTerminal(io.Stderr) {
+			// A person piping into less or a file is told, once.
+			cli.Notef(io.Stderr, name, "stdout is no terminal: writing JSON Lines (--format table for the table)")
 		}
 	}
 	if g.Prices {
@@ -185,6 +237,9 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		chart = newChart(g.By, g.loc)
 	}
 	emit := func(t *turn) error {
+		if g.Project != "" && t.project != g.Project && path.Base(t.project) != g.Project {
+			return nil
+		}
 		if !since.IsZero() || !until.IsZero() {
 			if t.time.IsZero() {
 				skip.noTime++
@@ -215,7 +270,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 			return err
 		}
 		if g.Breakdown {
-			if err := r.sub(t).add(t, table); err != nil {
+			if err := r.sub(g.subKey(t)).add(t, table); err != nil {
 				return err
 			}
 		}
@@ -223,9 +278,6 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 			if err := chart.add(t, table); err != nil {
 				return err
 			}
-		}
-		if g.By == "turn" {
-			return total.merge(r)
 		}
 		return nil
 	}
@@ -252,14 +304,22 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		}
 		return 0, err
 	}
-	if g.By != "turn" {
-		for _, r := range order {
-			if err := total.merge(r); err != nil {
-				return 0, exitcode.Failuref("%v: no report can hold it", err)
-			}
+	var active *block
+	if g.By == "block" {
+		if order, active, err = g.blocks(order, now); err != nil {
+			return 0, exitcode.Failuref("%v: no report can hold it", err)
+		}
+	}
+	order = g.last(order)
+	for _, r := range order {
+		if err := total.merge(r); err != nil {
+			return 0, exitcode.Failuref("%v: no report can hold it", err)
 		}
 	}
 	g.sort(order)
+	if g.Order != "" && g.Order != g.naturalOrder() {
+		slices.Reverse(order)
+	}
 	if g.Breakdown {
 		for _, r := range order {
 			r.sortSubs()
@@ -274,10 +334,13 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	prices := set.String()
 	switch format {
 	case "table":
-		if err = writeTable(out, g.By, order, total, g.tableWidth(io)); err == nil {
+		if err = writeTable(out, g.By, order, total, g.tableWidth(io), g.colour(io)); err == nil && active != nil {
+			_, err = fmt.Fprintln(out, active.line(g.loc))
+		}
+		if err == nil {
 			_, err = fmt.Fprintf(out, "prices: %s\n", tty.Line(prices))
 		}
-		if err == nil && (g.By == "day" || g.By == "week" || g.By == "month") {
+		if err == nil && (g.By == "day" || g.By == "week" || g.By == "month" || g.By == "block") {
 			_, err = fmt.Fprintf(out, "time zone: %s\n", g.zoneName(io))
 		}
 	case "json":
@@ -349,11 +412,13 @@ func (g *grammar) key(t *turn) string {
 			return "(unknown)"
 		}
 		return t.project
-	case "day", "week", "month":
+	case "day", "week", "month", "block":
 		if t.time.IsZero() {
 			return "(no date)"
 		}
 		switch g.By {
+		case "block": // the hour; blocks are made of hours once every turn is read
+			return local.Format(hourKey)
 		case "day":
 			return local.Format("2006-01-02")
 		case "month":
@@ -380,7 +445,7 @@ func (g *grammar) key(t *turn) string {
 // (known part), largest first.
 func (g *grammar) sort(rows []*row) {
 	switch g.By {
-	case "day", "week", "month":
+	case "day", "week", "month", "block":
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].key < rows[j].key })
 	case "turn":
 	default:
@@ -442,4 +507,55 @@ func (g *grammar) updatePrices(io cli.IO, out goio.Writer) (int, error) {
 	}
 	_, err = fmt.Fprintf(out, "prices: %d models from %s in %s%s\n", up.Models, tty.Line(up.From), tty.Line(up.Path), was)
 	return exitcode.OK, err
+}
+
+// subKey is what --breakdown splits a row by: the turn's model (with its
+// billed mode) or its agent.
+func (g *grammar) subKey(t *turn) string {
+	if g.BreakdownBy == "agent" {
+		return t.agent
+	}
+	return modelName(t.key, t.mode)
+}
+
+// naturalOrder is the order of rows without --order: time ascending for
+// dated rows and turns, cost descending for the others.
+func (g *grammar) naturalOrder() string {
+	switch g.By {
+	case "day", "week", "month", "block", "turn":
+		return "asc"
+	}
+	return "desc"
+}
+
+// last keeps the --last N rows of the latest activity, in their order.
+func (g *grammar) last(rows []*row) []*row {
+	if g.Last == 0 || len(rows) <= g.Last {
+		return rows
+	}
+	byTime := slices.Clone(rows)
+	sort.SliceStable(byTime, func(i, j int) bool { return byTime[i].sortTime.After(byTime[j].sortTime) })
+	keep := map[*row]bool{}
+	for _, r := range byTime[:g.Last] {
+		keep[r] = true
+	}
+	out := rows[:0:0]
+	for _, r := range rows {
+		if keep[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// colour says whether a table is coloured: --color, else a terminal
+// without NO_COLOR (no-color.org) or TERM=dumb.
+func (g *grammar) colour(io cli.IO) bool {
+	switch g.Color {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return cli.IsTerminal(io.Stdout) && io.Getenv("NO_COLOR") == "" && io.Getenv("TERM") != "dumb"
 }

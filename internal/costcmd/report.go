@@ -31,14 +31,15 @@ type row struct {
 	subagents                    map[string]bool // the subagents rolled up into it
 	own                          bool            // a turn of the session itself was met
 	first                        *turn           // --by turn: the turn itself
-	sortTime                     time.Time
+	sortTime                     time.Time       // its last turn's
+	firstTime                    time.Time       // its first turn's
+	block                        *block          // --by block: the block it is
 	subs                         map[string]*row // --breakdown: the row's turns by model
 	subOrder                     []*row
 }
 
-// sub is the row of t's model under r (--breakdown).
-func (r *row) sub(t *turn) *row {
-	k := modelName(t.key, t.mode)
+// sub is the row of k (a model, or an agent) under r (--breakdown).
+func (r *row) sub(k string) *row {
 	s := r.subs[k]
 	if s == nil {
 		if r.subs == nil {
@@ -120,6 +121,9 @@ func (r *row) add(t *turn, b *book) error {
 	if t.time.After(r.sortTime) {
 		r.sortTime = t.time
 	}
+	if !t.time.IsZero() && (r.firstTime.IsZero() || t.time.Before(r.firstTime)) {
+		r.firstTime = t.time
+	}
 	if t.invalid {
 		r.invalid++
 		r.cost.Known = false
@@ -163,6 +167,13 @@ func (r *row) merge(o *row) error {
 	for k := range o.pricedAs {
 		r.pricedAs[k] = true
 	}
+	if o.sortTime.After(r.sortTime) {
+		r.sortTime = o.sortTime
+	}
+	if !o.firstTime.IsZero() && (r.firstTime.IsZero() || o.firstTime.Before(r.firstTime)) {
+		r.firstTime = o.firstTime
+	}
+
 	if err := r.tokens.Add(o.tokens); err != nil {
 		return err
 	}
@@ -210,6 +221,7 @@ type rowJSON struct {
 	Origin            *originJSON `json:"origin,omitempty"`       // --by session: the session as its agent names it
 	Title             string      `json:"title,omitempty"`        // --by session: its first prompt
 	Subagents         int         `json:"subagents,omitempty"`    // --by session: subagent sessions rolled up into it
+	Block             *blockJSON  `json:"block,omitempty"`        // --by block: its window, and for the active one its burn rate
 }
 
 func (r *row) json(by string, total bool) rowJSON {
@@ -235,6 +247,9 @@ func (r *row) json(by string, total bool) rowJSON {
 	}
 	if r.cost.Known {
 		j.Cost = &money{r.cost.Pico, pricing.USD(r.cost.Pico)}
+	}
+	if r.block != nil && !total {
+		j.Block = r.block.json()
 	}
 	for _, s := range r.subOrder {
 		j.Models = append(j.Models, s.json("model", false))
@@ -351,7 +366,7 @@ func cell(col string, r *row, bar string) string {
 // cost, so spend over time shows at a glance. --breakdown's rows follow
 // theirs, indented. On a terminal the table fits its width (tw): the
 // first of layouts that fits, then labels shortened in their middle.
-func writeTable(w io.Writer, by string, rows []*row, total *row, tw tableWidth) error {
+func writeTable(w io.Writer, by string, rows []*row, total *row, tw tableWidth, colour bool) error {
 	var top int64
 	for _, r := range rows {
 		top = max(top, r.cost.Pico)
@@ -426,7 +441,7 @@ func writeTable(w io.Writer, by string, rows []*row, total *row, tw tableWidth) 
 		width, _ = widths(cells)
 	}
 	bw := bufio.NewWriter(w)
-	for _, c := range cells {
+	for n, c := range cells {
 		var b strings.Builder
 		for i, s := range c {
 			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(s))
@@ -441,7 +456,11 @@ func writeTable(w io.Writer, by string, rows []*row, total *row, tw tableWidth) 
 				b.WriteString("  " + pad + s)
 			}
 		}
-		fmt.Fprintln(bw, strings.TrimRight(b.String(), " "))
+		text := strings.TrimRight(b.String(), " ")
+		if colour {
+			text = paint(text, n, len(cells), n > 0 && lines[n-1].r != nil && strings.HasPrefix(lines[n-1].label, "  "), n > 0 && !lines[n-1].r.cost.Known)
+		}
+		fmt.Fprintln(bw, text)
 	}
 	if dropped {
 		fmt.Fprintf(bw, "(columns left out to fit %d columns: --wide shows them all)\n", tw.columns)
@@ -489,4 +508,32 @@ func num(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// ANSI styles of a coloured table (SGR): the header and the total bold,
+// --breakdown's rows dim, an unknown cost yellow.
+const (
+	sgrBold   = "\x1b[1m"
+	sgrDim    = "\x1b[2m"
+	sgrYellow = "\x1b[33m"
+	sgrReset  = "\x1b[0m"
+)
+
+// paint colours line n of a table of count lines (the header first, the
+// total last): styles wrap whole lines, so columns stay aligned.
+func paint(text string, n, count int, sub, unknown bool) string {
+	style := ""
+	switch {
+	case n == 0 || n == count-1:
+		style = sgrBold
+	case sub:
+		style = sgrDim
+	}
+	if unknown && n > 0 {
+		style += sgrYellow
+	}
+	if style == "" {
+		return text
+	}
+	return style + text + sgrReset
 }
