@@ -38,14 +38,27 @@ type appendCmd struct {
 	IDs        bool          `name:"ids" help:"Echo only the ids of the entries written, one per line."`
 }
 
-func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
-	if (c.Provider == "") != (c.Model == "") {
+func (c *appendCmd) validate() error {
+	switch {
+	case (c.Provider == "") != (c.Model == ""):
 		return exitcode.Usagef("--provider and --model go together")
+	case c.UserFile != "" && c.User != "":
+		return exitcode.Usagef("--user and --user-file: give one")
 	}
+	return nil
+}
+
+// Run runs the subcommand.
+func (c *appendCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	return c.run(e.ctx, st, e.io, e.out)
+}
+
+func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
 	if c.UserFile != "" {
-		if c.User != "" {
-			return exitcode.Usagef("--user and --user-file: give one")
-		}
 		b, err := os.ReadFile(c.UserFile)
 		if err != nil {
 			return exitcode.Usagef("--user-file: %v", err)

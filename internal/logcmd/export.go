@@ -13,6 +13,15 @@ type exportCmd struct {
 	Session string `arg:"" help:"The session: a file (in a database: an id or a unique prefix)."`
 }
 
+// Run runs the subcommand.
+func (c *exportCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	return c.run(e.ctx, st, e.out)
+}
+
 // run writes the session's complete lines (a torn tail left out) to out.
 func (c *exportCmd) run(ctx context.Context, st store.Store, out io.Writer) error {
 	r, err := st.Open(ctx, c.Session)

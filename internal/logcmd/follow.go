@@ -454,9 +454,6 @@ func (c *pushCmd) follow(st store.Store, io cli.IO, out *bufio.Writer) error {
 	if !ok {
 		return exitcode.Usagef("push copies file sessions: run it without --store (or PANTO_STORE) and name the database with --to")
 	}
-	if c.Follow && c.Once {
-		return exitcode.Usagef("--follow and --once: give one")
-	}
 	roots := c.Paths
 	if len(roots) == 0 {
 		base, err := fs.Env.BaseDir()
@@ -475,12 +472,6 @@ func (c *pushCmd) follow(st store.Store, io cli.IO, out *bufio.Writer) error {
 
 // follow runs import --follow (or --once).
 func (c *importCmd) follow(io cli.IO, out *bufio.Writer) error {
-	if c.To == "" {
-		return exitcode.Usagef("--follow and --once import into a database: give --to postgres://…")
-	}
-	if c.Follow && c.Once {
-		return exitcode.Usagef("--follow and --once: give one")
-	}
 	from, err := agents.ParseFormat(c.From)
 	if err != nil {
 		return exitcode.New(exitcode.Usage, err)

@@ -36,6 +36,32 @@ type importCmd struct {
 	Poll   time.Duration `help:"With --follow: look at every log every DURATION instead of watching for changes." placeholder:"DURATION"`
 }
 
+func (c *importCmd) validate() error {
+	switch {
+	case (c.Follow || c.Once) && c.To == "":
+		return exitcode.Usagef("--follow and --once import into a database: give --to postgres://…")
+	case c.Follow && c.Once:
+		return exitcode.Usagef("--follow and --once: give one")
+	case !c.Follow && !c.Once && (c.To != "" || c.JSON || c.Poll != 0):
+		return exitcode.Usagef("--to, --json and --poll go with --follow or --once (import into a database without them: --store URL)")
+	}
+	return nil
+}
+
+// Run imports, or follows (--follow, --once). The store is opened (a bad
+// --store refused) for a follower too, though it writes to --to.
+func (c *importCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	if c.Follow || c.Once {
+		return c.follow(e.io, e.out)
+	}
+	e.code, err = c.run(e.ctx, st, e.io, e.out)
+	return err
+}
+
 // imported counts an import's outcome.
 type imported struct {
 	created, grew, changed, unchanged, skipped, failed int

@@ -12,6 +12,15 @@ import (
 
 type latestCmd struct{}
 
+// Run runs the subcommand.
+func (c *latestCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	return runLatest(e.ctx, st, e.io, e.out)
+}
+
 func runLatest(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
 	list, err := sessions(ctx, st, io, false)
 	if err != nil {

@@ -22,6 +22,15 @@ type listCmd struct {
 	Search string `help:"Only sessions whose title or first prompt holds TEXT (letter case aside)." placeholder:"TEXT"`
 }
 
+// Run runs the subcommand.
+func (c *listCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	return c.run(e.ctx, st, e.io, e.out)
+}
+
 // sessions describes the sessions of this directory (or of all), newest
 // activity first.
 func sessions(ctx context.Context, st store.Store, io cli.IO, all bool) ([]store.Summary, error) {

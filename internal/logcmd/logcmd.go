@@ -51,58 +51,52 @@ func Run(args []string, io cli.IO) int {
 		return code
 	}
 	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) {
-		if ctx.Command() == "completion <shell>" {
-			return 0, cli.Completion(out, ctx.Model, g.Completion.Shell)
-		}
-		st, err := stores.Open(g.Store, io)
-		if err != nil {
-			return 0, err
-		}
-		defer st.Close()
-		bg := context.Background()
-		switch ctx.Command() {
-		case "new":
-			return 0, runNew(st, io, out)
-		case "append <file>":
-			return 0, g.Append.run(bg, st, io, out)
-		case "truncate <file>":
-			return 0, g.Truncate.run(bg, st, io)
-		case "list":
-			return 0, g.List.run(bg, st, io, out)
-		case "latest":
-			return 0, runLatest(bg, st, io, out)
-		case "resolve <prefix>":
-			return 0, g.Resolve.run(bg, st, io, out)
-		case "export <session>":
-			return 0, g.Export.run(bg, st, out)
-		case "import", "import <paths>":
-			if g.Import.Follow || g.Import.Once {
-				return 0, g.Import.follow(io, out)
+		// A subcommand's flags are checked before anything is opened.
+		if v, ok := ctx.Selected().Target.Addr().Interface().(validator); ok {
+			if err := v.validate(); err != nil {
+				return 0, err
 			}
-			if g.Import.To != "" || g.Import.JSON || g.Import.Poll != 0 {
-				return 0, exitcode.Usagef("--to, --json and --poll go with --follow or --once (import into a database without them: --store URL)")
-			}
-			return g.Import.run(bg, st, io, out)
-		case "push", "push <paths>":
-			switch {
-			case g.Push.Force && !g.Push.Follow && !g.Push.Once:
-				return 0, exitcode.Usagef("--force goes with --follow or --once")
-			case g.Push.Status:
-				return 0, g.Push.status(bg, st, io, out)
-			case g.Push.Follow || g.Push.Once:
-				return 0, g.Push.follow(st, io, out)
-			case g.Push.JSON || g.Push.Poll != 0:
-				return 0, exitcode.Usagef("--json and --poll go with --follow, --once or --status")
-			}
-			return 0, g.Push.run(bg, st, io)
-		case "pull <id>":
-			return 0, g.Pull.run(bg, st, io, out)
-		case "search", "search <query>":
-			return g.Search.run(bg, st, io, out)
 		}
-		return 0, exitcode.Usagef("unknown command %q", ctx.Command())
+		e := &env{ctx: context.Background(), io: io, out: out, url: g.Store}
+		defer e.close()
+		err := ctx.Run(e)
+		return e.code, err
 	})
 }
+
+// env is what a subcommand's Run is given: the process's IO, stdout
+// buffered, and the store --store (else PANTO_STORE) names, opened when
+// the command first asks for it.
+type env struct {
+	ctx  context.Context
+	io   cli.IO
+	out  *bufio.Writer
+	url  string
+	st   store.Store
+	code int // the exit code when there is no error: 1 for import's and search's findings
+}
+
+// store opens the store once.
+func (e *env) store() (store.Store, error) {
+	if e.st == nil {
+		st, err := stores.Open(e.url, e.io)
+		if err != nil {
+			return nil, err
+		}
+		e.st = st
+	}
+	return e.st, nil
+}
+
+func (e *env) close() {
+	if e.st != nil {
+		e.st.Close()
+	}
+}
+
+// validator is a subcommand whose flags go together by rules kong's tags
+// do not say: validate refuses a combination (exit 2) before any work.
+type validator interface{ validate() error }
 
 // storeError gives a store error its exit code and what to do.
 func storeError(err error, file string) error { return stores.Error(err, file) }

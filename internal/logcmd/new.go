@@ -11,6 +11,15 @@ import (
 
 type newCmd struct{}
 
+// Run runs the subcommand.
+func (c *newCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	return runNew(st, e.io, e.out)
+}
+
 func runNew(st store.Store, io cli.IO, out io.Writer) error {
 	n, err := st.NewName(io.Cwd)
 	if err != nil {

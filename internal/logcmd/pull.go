@@ -14,6 +14,15 @@ type pullCmd struct {
 	From string `required:"" help:"The database: postgres://…" placeholder:"URL"`
 }
 
+// Run runs the subcommand.
+func (c *pullCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	return c.run(e.ctx, st, e.io, e.out)
+}
+
 // run pulls the session into the file store, at the path of its own cwd.
 func (c *pullCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
 	fs, err := files(st, "pull writes a session file")

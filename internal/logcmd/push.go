@@ -23,6 +23,35 @@ type pushCmd struct {
 	Force  bool          `help:"With --follow or --once: cut, into panto_cuts, the entries a session holds in the database beyond where its file parts from it that no follower committed (appended in the database since)."`
 }
 
+func (c *pushCmd) validate() error {
+	switch {
+	case c.Force && !c.Follow && !c.Once:
+		return exitcode.Usagef("--force goes with --follow or --once")
+	case c.Status && (c.Follow || c.Once):
+		return exitcode.Usagef("--status goes alone")
+	case c.Follow && c.Once:
+		return exitcode.Usagef("--follow and --once: give one")
+	case !c.Status && !c.Follow && !c.Once && (c.JSON || c.Poll != 0):
+		return exitcode.Usagef("--json and --poll go with --follow, --once or --status")
+	}
+	return nil
+}
+
+// Run pushes, follows (--follow, --once) or compares (--status).
+func (c *pushCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.Status:
+		return c.status(e.ctx, st, e.io, e.out)
+	case c.Follow || c.Once:
+		return c.follow(st, e.io, e.out)
+	}
+	return c.run(e.ctx, st, e.io)
+}
+
 // run pushes every session file the arguments name (all of the sessions
 // base without any). A file that cannot be pushed is reported, the others
 // are pushed, and the exit code is 3.

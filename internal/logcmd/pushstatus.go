@@ -39,9 +39,6 @@ func (c *pushCmd) status(ctx context.Context, st store.Store, io cli.IO, out io.
 	if !ok {
 		return exitcode.Usagef("push --status compares file sessions: run it without --store (or PANTO_STORE) and name the database with --to")
 	}
-	if c.Follow || c.Once {
-		return exitcode.Usagef("--status goes alone")
-	}
 	db, err := database(ctx, c.To)
 	if err != nil {
 		return err

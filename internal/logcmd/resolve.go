@@ -17,6 +17,15 @@ type resolveCmd struct {
 	All    bool   `help:"Look in every project, not only this directory's."`
 }
 
+// Run runs the subcommand.
+func (c *resolveCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	return c.run(e.ctx, st, e.io, e.out)
+}
+
 func (c *resolveCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
 	p, err := st.Resolve(ctx, io.Cwd, c.All, c.Prefix)
 	switch {

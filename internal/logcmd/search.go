@@ -47,6 +47,16 @@ type searchCmd struct {
 	Format        string   `enum:",table,jsonl,json" default:"" help:"table (default on a terminal), jsonl (default on a pipe: one hit per line, then a summary line) or json (one document)."`
 }
 
+// Run runs the search.
+func (c *searchCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	e.code, err = c.run(e.ctx, st, e.io, e.out)
+	return err
+}
+
 // searchFlags are the flags of search, by every name they are given as,
 // and whether each takes a value: what excludeWords must not take for a
 // -WORD.

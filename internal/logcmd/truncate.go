@@ -15,6 +15,15 @@ type truncateCmd struct {
 	Wait  time.Duration `default:"10s" help:"How long to wait for another writer's lock."`
 }
 
+// Run runs the subcommand.
+func (c *truncateCmd) Run(e *env) error {
+	st, err := e.store()
+	if err != nil {
+		return err
+	}
+	return c.run(e.ctx, st, e.io)
+}
+
 func (c *truncateCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
 	stores.SetWait(st, c.Wait)
 	cut, err := st.Truncate(ctx, c.File, c.After)
