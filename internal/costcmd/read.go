@@ -386,9 +386,4 @@ func (r *reader) name(raw []byte) string {
 // session is a subagent's: a Claude Code subagent transcript. A Codex
 // origin's parent is the session it was forked from: a session of its
 // own, whose cost is not its parent's.
-func subagentOf(agent, parent string) string {
-	if agent == "claude" {
-		return parent
-	}
-	return ""
-}
+func subagentOf(agent, parent string) string { return agents.SubagentOf(agent, parent) }

@@ -17,7 +17,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/agents"
-	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/pgstore"
@@ -257,7 +256,7 @@ func (f *follower) scan() {
 				f.watch(path)
 				return nil
 			}
-			if catalog.IsSessionName(d.Name()) {
+			if agents.IsLogPath(path) {
 				seen[path] = true
 				f.track(path)
 			}
@@ -327,7 +326,7 @@ func (f *follower) event(ev fsnotify.Event) {
 		f.dirty[path] = true
 		return
 	}
-	if f.inRoots(path) && catalog.IsSessionName(filepath.Base(path)) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {
+	if f.inRoots(path) && agents.IsLogPath(path) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {
 		f.track(path)
 	}
 	if ev.Has(fsnotify.Remove) && f.watched[path] {
@@ -342,7 +341,7 @@ func (f *follower) scanDir(dir string) {
 			f.unreadable(path, err)
 		} else if d.IsDir() {
 			f.watch(path)
-		} else if err == nil && catalog.IsSessionName(d.Name()) {
+		} else if err == nil && agents.IsLogPath(path) {
 			f.track(path)
 		}
 		return nil

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,8 +26,8 @@ import (
 )
 
 type importCmd struct {
-	Paths []string `arg:"" optional:"" help:"Other agents' logs: files, or directories (every *.jsonl below, subagents/ files included). None with --from claude|codex|pi|all (or --follow, --once): the agents' own places."`
-	From  string   `enum:"auto,claude,codex,pi,all" default:"auto" help:"The agent that wrote them: claude, codex, pi, or auto (known from each file's first lines); with no paths, claude, codex, pi or all reads the agents' own places (CLAUDE_CONFIG_DIR, CODEX_HOME, PI_CODING_AGENT_DIR, else the home defaults)."`
+	Paths []string `arg:"" optional:"" help:"Other agents' logs: files, or directories (every *.jsonl below, subagents/ files included). None with --from AGENT|all (or --follow, --once): the agents' own places."`
+	From  string   `default:"auto" help:"The agent that wrote them: claude, codex, pi, gemini, copilot, or auto (known from each file's first lines); with no paths, an agent or all reads the agents' own places (CLAUDE_CONFIG_DIR, CODEX_HOME, PI_CODING_AGENT_DIR, GEMINI_CLI_HOME, COPILOT_CONFIG_DIR, else the home defaults)."`
 	Force bool     `help:"Import a source that changed even where that cuts entries its import holds and it does not (appended since, by panto-log append): the cut is kept aside, as panto-log truncate keeps it."`
 
 	Follow bool          `help:"Keep following the logs into the database --to names, converting each again as it grows; until SIGINT or SIGTERM."`
@@ -84,14 +85,14 @@ func (e errFinding) Unwrap() error { return e.error }
 func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) (int, error) {
 	from, err := agents.ParseFormat(c.From)
 	if err != nil {
-		return 0, exitcode.New(exitcode.Usage, err)
+		return 0, exitcode.Usagef("--from %v", err)
 	}
 	paths := c.Paths
 	switch {
 	case len(paths) > 0 && c.From == "all":
 		return 0, exitcode.Usagef("--from all reads the agents' own places: give paths or --from all, not both")
 	case len(paths) == 0 && c.From == "auto":
-		return 0, exitcode.Usagef("give the logs to import, or --from claude|codex|pi|all to read the agents' own places")
+		return 0, exitcode.Usagef("give the logs to import, or --from %s|all to read the agents' own places", strings.Join(agents.Names(), "|"))
 	case len(paths) == 0:
 		if paths = agents.Places(from, io.Getenv); len(paths) == 0 {
 			cli.Warnf(io.Stderr, name, "%s", agents.NoLogs(from, io.Getenv, "import"))

@@ -456,6 +456,9 @@ type converter struct {
 	// is emitted (entry id → parent id), for a compaction's kept entry to
 	// be checked on its path.
 	parents map[string]string
+	// geminiModel is the model of a Gemini CLI chat's last reply (a
+	// prompt's stamp).
+	geminiModel string
 }
 
 // begin writes the header, once.
@@ -896,6 +899,9 @@ func Sniff(r io.ReaderAt, size int64) (Format, error) {
 		// so, else panto's reader reports it.
 		if f, err := Identify(r, size); err != nil || f != Unknown {
 			return f, err
+		}
+		if t := bytes.TrimSpace(first); len(t) == 1 && (t[0] == '{' || t[0] == '[') {
+			return Unknown, nil // a pretty-printed JSON document, no agent's
 		}
 		return Panto, nil // a torn line: panto's reader reports it
 	}

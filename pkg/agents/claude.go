@@ -683,9 +683,10 @@ var claudeAgent = &Agent{
 		return claudeTypes[h.Type] || h.SessionID.Exists() || h.UUID.Exists() || claudeMessageTypes[h.Type] && h.Message.IsObject() ||
 			h.Type == "" && h.Message.IsObject() && h.Message.Get("usage").Exists() // the old shape: Claude Code before 1.0.9
 	},
-	Resume: func(id string) []string { return []string{"claude", "--resume", id} },
-	read:   (*converter).claude,
-	mark:   []byte(`"user"`),
+	subagents: true,
+	Resume:    func(id string) []string { return []string{"claude", "--resume", id} },
+	read:      (*converter).claude,
+	mark:      []byte(`"user"`),
 	prompt: func(l gjson.Result) string {
 		if l.Get("type").Str != "user" || l.Get("isMeta").Bool() || l.Get("isSidechain").Bool() && l.Get("parentUuid").Type == gjson.String {
 			return ""

@@ -1,14 +1,39 @@
 package agents
 
 import (
+	"errors"
+	"io"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
 )
 
 // GitHub Copilot CLI keeps a session in
 // ${COPILOT_CONFIG_DIR:-~/.copilot}/session-state/<id>/events.jsonl: one
 // event a line, {type, data, id, timestamp, parentId} (and agentId inside
-// a sub-agent) (reference/more-agents.md §3).
+// a sub-agent), in order; parentId may name an event never written, so
+// the file's order is the conversation's (reference/more-agents.md §3).
+//
+// user.message is a prompt; assistant.message a reply (its reasoningText
+// thinking, its toolRequests tool calls); tool.execution_complete a tool's
+// result; session.compaction_complete a compaction (its summary); a
+// sub-agent's events (agentId) a branch of their own beside the call that
+// started it; every other event a kept entry.
+//
+// Counting (reference §3.2): the file holds per-call output tokens only
+// (assistant.message outputTokens, keyed by its apiCallId); each
+// session.shutdown holds the process run's totals by model (modelMetrics
+// usage: inputTokens includes the cache reads and writes). So a reply
+// costs its own output, and each shutdown adds, by model, what its
+// totals hold beyond the calls since the run began: fresh input, cache
+// reads and writes, the output not told per call. A compaction's call
+// (compactionTokensUsed) is one of its own. A run cut before its shutdown
+// has its calls' output only.
 
 var copilotAgent = &Agent{
 	Format: Copilot, Name: "copilot", Title: "Copilot CLI", Noun: "a GitHub Copilot CLI events.jsonl",
@@ -23,6 +48,297 @@ var copilotAgent = &Agent{
 		return copilotType.MatchString(h.Type) && h.Data.IsObject() && h.ID != "" && h.Get("timestamp").Exists()
 	},
 	Resume: func(id string) []string { return []string{"copilot", "--resume", id} },
+	read:   (*converter).copilot,
+	mark:   []byte(`"user.message"`),
+	prompt: func(l gjson.Result) string {
+		if l.Get("type").Str != "user.message" || l.Get("agentId").Exists() {
+			return ""
+		}
+		return l.Get("data.content").Str
+	},
 }
 
 var copilotType = regexp.MustCompile(`^(session|user|assistant|tool|subagent|hook|system|permission|skill|abort)\.[a-z_.]+$`)
+
+// copilotProvider is the provider Copilot's replies are priced under: the
+// table finds the model by its name (SPEC §11).
+const copilotProvider = "github-copilot"
+
+type copilotState struct {
+	model  string
+	last   map[string]string // agentId ("" the main agent) → its last entry
+	callAt map[string]string // toolCallId → the entry before the reply that made the call (a sub-agent's branch starts there)
+	// out is the output tokens of the calls since the run began, by model.
+	out map[string]int64
+}
+
+func (c *converter) copilot() error {
+	s := copilotState{model: "unknown", last: map[string]string{}, callAt: map[string]string{}, out: map[string]int64{}}
+	lr := c.newLines()
+	for {
+		n, _, raw, err := c.line(lr)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		l := gjson.Parse(str(raw))
+		typ, d, ts := l.Get("type").Str, l.Get("data"), stamp(l.Get("timestamp").Str)
+		if c.hdr == nil {
+			h := Header{Timestamp: ts}
+			if typ == "session.start" {
+				h.Origin.ID = strings.Clone(d.Get("sessionId").Str)
+				h.Cwd = strings.Clone(d.Get("context.cwd").Str)
+				if t := stamp(d.Get("startTime").Str); t != "" {
+					h.Timestamp = t
+				}
+			}
+			if h.Origin.ID == "" { // the directory is named by the session's id
+				h.Origin.ID = filepath.Base(filepath.Dir(c.src.Path))
+			}
+			h.Origin.Agent = "copilot"
+			if err := c.begin(h); err != nil {
+				return err
+			}
+		}
+		if err := c.copilotEvent(&s, n, typ, d, ts, l, raw); err != nil {
+			return err
+		}
+	}
+	if c.hdr == nil {
+		return ErrNotALog
+	}
+	return nil
+}
+
+func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Result, ts string, l gjson.Result, raw []byte) error {
+	agent := l.Get("agentId").Str
+	if agent == "" {
+		agent = d.Get("parentToolCallId").Str
+	}
+	parent, ok := s.last[agent]
+	if !ok && agent != "" {
+		// A sub-agent's first event: its branch starts beside the call
+		// that started it, never under it (the call is open there).
+		parent = s.callAt[agent]
+		if parent == "" {
+			parent = s.last[""]
+		}
+	} else if !ok {
+		parent = c.last
+	}
+	id := c.id("line\x00" + c.at(n))
+	c.e = Entry{Line: n, ID: id, ParentID: parent, Timestamp: ts}
+	e := &c.e
+	emit := func() error {
+		if err := c.emit(e); err != nil {
+			return err
+		}
+		s.last[agent] = c.last
+		return nil
+	}
+	switch typ {
+	case "session.model_change":
+		if m := d.Get("newModel").Str; m != "" {
+			s.model = strings.Clone(m)
+		}
+	case "session.resume":
+		if m := d.Get("selectedModel").Str; m != "" {
+			s.model = strings.Clone(m)
+		}
+	case "user.message":
+		e.Role, e.Provider, e.Model = "user", copilotProvider, s.model
+		c.stats.add("user messages", 1)
+		if c.opt.Content {
+			b, add := c.blocks("user")
+			add(appendBlock(nil, "text", "text", strRaw(d.Get("content"))))
+			*b = append(*b, "]}"...)
+			c.buf = *b
+			e.Body = c.buf
+		}
+		return emit()
+	case "system.message":
+		e.Role = "system"
+		if c.opt.Content {
+			b, add := c.blocks("system")
+			add(appendBlock(nil, "text", "text", strRaw(d.Get("content"))))
+			*b = append(*b, "]}"...)
+			c.buf = *b
+			e.Body = c.buf
+		}
+		return emit()
+	case "assistant.message":
+		model := s.model
+		if m := d.Get("model").Str; m != "" {
+			model = strings.Clone(m)
+		}
+		e.Role, e.Provider, e.Model = "assistant", copilotProvider, model
+		key := d.Get("apiCallId").Str
+		if key == "" {
+			key = d.Get("messageId").Str
+		}
+		if key == "" {
+			key = l.Get("id").Str
+		}
+		r := &Reply{Key: "copilot:" + c.hdr.Origin.ID + ":" + key, StopReason: "stop"}
+		if d.Get("toolRequests.#").Int() > 0 {
+			r.StopReason = "toolUse"
+		}
+		if t := d.Get("outputTokens"); t.Type == gjson.Number {
+			r.Usage, r.HasUsage = session.Usage{Output: t.Int()}, true
+			s.out[model] += t.Int()
+		}
+		e.Reply = r
+		c.stats.add("copilot replies", 1)
+		d.Get("toolRequests").ForEach(func(_, t gjson.Result) bool {
+			s.callAt[strings.Clone(t.Get("toolCallId").Str)] = parent
+			return true
+		})
+		if c.opt.Content {
+			b, add := c.blocks("assistant")
+			if t := d.Get("reasoningText"); t.Type == gjson.String && t.Str != "" {
+				add(appendBlock(nil, "thinking", "thinking", []byte(t.Raw)))
+			}
+			if t := d.Get("content"); t.Type == gjson.String && t.Str != "" {
+				add(appendBlock(nil, "text", "text", []byte(t.Raw)))
+			}
+			d.Get("toolRequests").ForEach(func(_, t gjson.Result) bool {
+				args := t.Get("arguments")
+				in := args.Raw
+				if args.Type == gjson.String {
+					in = args.Str
+				}
+				if in == "" {
+					in = "{}"
+				}
+				blk := append([]byte(`{"type":"toolUse","id":`), strRaw(t.Get("toolCallId"))...)
+				blk = append(blk, `,"name":`...)
+				blk = append(blk, strRaw(t.Get("name"))...)
+				blk = append(blk, `,"input":`...)
+				blk = rawjson.AppendString(blk, in)
+				add(append(blk, '}'))
+				return true
+			})
+			*b = append(*b, ']')
+			*b = r.appendFields(*b, e.Provider, e.Model)
+			c.buf = append(*b, '}')
+			e.Body = c.buf
+		}
+		return emit()
+	case "tool.execution_complete":
+		e.Role, e.Provider, e.Model = "user", copilotProvider, s.model
+		c.stats.add("copilot tool results", 1)
+		if c.opt.Content {
+			text := d.Get("result.content").Str
+			if !d.Get("result.content").Exists() {
+				text = d.Get("result").Raw
+			}
+			if er := d.Get("error"); er.Exists() && er.Type != gjson.Null {
+				msg := er.Get("message").Str
+				if er.Type == gjson.String {
+					msg = er.Str
+				}
+				if msg == "" {
+					msg = er.Raw
+				}
+				if text != "" {
+					text += "\n"
+				}
+				text += msg
+			}
+			b, add := c.blocks("user")
+			blk := append([]byte(`{"type":"toolResult","toolUseId":`), strRaw(d.Get("toolCallId"))...)
+			blk = append(blk, `,"content":`...)
+			blk = rawjson.AppendString(blk, text)
+			if d.Get("success").Type == gjson.False {
+				blk = append(blk, `,"isError":true`...)
+			}
+			add(append(blk, '}'))
+			*b = append(*b, "]}"...)
+			c.buf = *b
+			e.Body = c.buf
+		}
+		return emit()
+	case "session.compaction_complete":
+		if d.Get("summaryContent").Type == gjson.String {
+			tokens := int64(-1)
+			if t := d.Get("preCompactionTokens"); t.Type == gjson.Number {
+				tokens = t.Int()
+			}
+			c.compaction(e, "copilot", raw, d.Get("summaryContent").Str, "", tokens)
+			if err := emit(); err != nil {
+				return err
+			}
+		}
+		if u := d.Get("compactionTokensUsed"); u.IsObject() {
+			// The compaction's own call.
+			model := u.Get("model").Str
+			if model == "" {
+				model = s.model
+			}
+			return c.copilotUsage(s, agent, n, ts, "compaction:"+l.Get("id").Str, model, u, 0)
+		}
+		if d.Get("summaryContent").Type == gjson.String {
+			return nil
+		}
+	case "session.shutdown":
+		e.Kind = "copilot." + typ
+		c.stats.add(e.Kind+" entries kept", 1)
+		e.Body = c.kept("copilot", raw)
+		if err := emit(); err != nil {
+			return err
+		}
+		var models []string
+		d.Get("modelMetrics").ForEach(func(k, _ gjson.Result) bool {
+			models = append(models, strings.Clone(k.Str))
+			return true
+		})
+		sort.Strings(models)
+		for _, m := range models {
+			u := d.Get("modelMetrics." + gjson.Escape(m) + ".usage")
+			if !u.IsObject() {
+				continue
+			}
+			if err := c.copilotUsage(s, "", n, ts, "shutdown:"+l.Get("id").Str+":"+m, m, u, s.out[m]); err != nil {
+				return err
+			}
+		}
+		clear(s.out) // the next run's totals start again
+		return nil
+	}
+	e.Kind = "copilot." + typ
+	c.stats.add("copilot events kept", 1)
+	e.Body = c.kept("copilot", raw)
+	return emit()
+}
+
+// copilotUsage writes a reply that holds what a run's totals u (or a
+// compaction's call) hold beyond the calls told one by one (told: their
+// output tokens): an assistant entry with no content, its key the event's.
+func (c *converter) copilotUsage(s *copilotState, agent string, n int, ts, key, model string, u gjson.Result, told int64) error {
+	in, out, cr, cw := u.Get("inputTokens").Int(), u.Get("outputTokens").Int(), u.Get("cacheReadTokens").Int(), u.Get("cacheWriteTokens").Int()
+	us := session.Usage{Input: max(0, in-cr-cw), Output: max(0, out-told), CacheRead: cr, CacheWrite: cw}
+	if us == (session.Usage{}) {
+		return nil
+	}
+	parent := s.last[agent]
+	if parent == "" {
+		parent = c.last
+	}
+	c.e = Entry{Line: n, ID: c.id("usage\x00" + key), ParentID: parent, Timestamp: ts, Role: "assistant", Provider: copilotProvider, Model: model}
+	e := &c.e
+	e.Reply = &Reply{Key: "copilot:" + c.hdr.Origin.ID + ":" + key, Usage: us, HasUsage: true, StopReason: "stop"}
+	c.stats.add("copilot usage totals not told per call (a reply each)", 1)
+	if c.opt.Content {
+		b := append(c.buf[:0], `{"role":"assistant","content":[]`...)
+		b = e.Reply.appendFields(b, e.Provider, e.Model)
+		c.buf = append(b, '}')
+		e.Body = c.buf
+	}
+	if err := c.emit(e); err != nil {
+		return err
+	}
+	s.last[agent] = c.last
+	return nil
+}

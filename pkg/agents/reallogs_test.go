@@ -46,6 +46,26 @@ func TestRealLogs(t *testing.T) {
 				t.Errorf("%s: told %v", name, f)
 				return nil
 			}
+		case "gemini-cli", "copilot-cli":
+			// Held to the same rules by check-real; here: read whole,
+			// every answered call answered on the path, fsck-clean.
+			if a := Of(f); a == nil || !a.Reads() {
+				return nil // Gemini CLI's headless output: no session
+			}
+			got := convert(t, path, b)
+			if len(got.stats.Corrupt) > 0 || got.stats.Torn > 0 {
+				t.Errorf("%s: corrupt lines %v, torn %d", name, got.stats.Corrupt, got.stats.Torn)
+			}
+			if open := got.unanswered(); len(open) > 0 {
+				t.Errorf("%s: %d tool calls unanswered on the path (%s…)", name, len(open), open[0])
+			}
+			for _, f := range got.fsck {
+				if f.Severity != fsck.Info {
+					t.Errorf("%s: the conversion is not fsck-clean: %+v", name, f)
+					break
+				}
+			}
+			return nil
 		default:
 			if a := Of(f); a != nil && a.Reads() {
 				t.Errorf("%s: a log of no format panto reads is told %v", name, f)

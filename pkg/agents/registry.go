@@ -62,6 +62,10 @@ type Agent struct {
 	// logs' first line bears another agent's marks too (Gemini CLI's
 	// "sessionId" is Claude Code's).
 	early bool
+	// subagents says that an Origin.Parent of the agent's names the
+	// session whose sub-agent a log is (its cost is the parent's unless
+	// --subagents), not the session it was forked from.
+	subagents bool
 	// Resume returns the agent's own command that takes session id up
 	// again (SPEC §15), run in the session's cwd; nil when it has none.
 	Resume func(id string) []string
@@ -73,6 +77,9 @@ type Agent struct {
 	// before the line is parsed).
 	prompt func(l gjson.Result) string
 	mark   []byte
+	// docList is the member of a whole-document log that lists its
+	// messages (Gemini CLI's "messages"): titles are found there.
+	docList string
 }
 
 // Reads reports whether panto reads the agent's logs (not only knows them).
@@ -197,6 +204,27 @@ func or(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
+// SubagentOf is the parent of a session whose origin is agent's and names
+// parent, when the session is a sub-agent's (a Claude Code subagent
+// transcript, a Gemini CLI sub-agent chat); "" else (a Codex fork is a
+// session of its own).
+func SubagentOf(agent, parent string) string {
+	if a := Named(agent); a != nil && a.subagents {
+		return parent
+	}
+	return ""
+}
+
+// Names returns the names of the agents panto reads, in the table's order
+// (the values --from takes besides all and auto).
+func Names() []string {
+	var names []string
+	for _, a := range readable() {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
 // ParseFormat reads a --from value: an agent's name (claude, codex, pi,
 // …), or auto ("" and all too: every format, each file's told from its
 // first lines).
@@ -208,11 +236,7 @@ func ParseFormat(s string) (Format, error) {
 	if a := Named(s); a != nil && a.Reads() {
 		return a.Format, nil
 	}
-	var names []string
-	for _, a := range readable() {
-		names = append(names, a.Name)
-	}
-	return Unknown, fmt.Errorf("%q is not an agent: use %s", s, or(names))
+	return Unknown, fmt.Errorf("%q is not an agent: use %s", s, or(Names()))
 }
 
 // Places returns the directories where agent f keeps its logs (every

@@ -3,6 +3,7 @@ package agents
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -17,6 +18,11 @@ import (
 // none is found in the first titleLines lines or titleBytes bytes (a
 // bound: a title is never worth reading a whole log).
 func Title(src Source, f Format) string {
+	if a := Of(f); a != nil && a.docList != "" {
+		if first, _, err := firstLineEnd(src); err == nil && !isObject(bytes.TrimSpace(first)) {
+			return docTitle(src, a)
+		}
+	}
 	br := bufio.NewReaderSize(io.NewSectionReader(src.R, 0, min(src.Size, titleBytes)), 64<<10)
 	for range titleLines {
 		line, err := br.ReadSlice('\n')
@@ -101,4 +107,21 @@ func shortTitle(text string) string {
 		text = string(r[:TitleMax-1]) + "…"
 	}
 	return text
+}
+
+// docTitle is Title of a log that is one JSON document: the first prompt
+// among the elements of its list.
+func docTitle(src Source, a *Agent) string {
+	d := newDocStream(io.NewSectionReader(src.R, 0, min(src.Size, titleBytes)))
+	title := ""
+	found := errors.New("found")
+	d.object(a.docList, func(string, []byte) error { return nil }, func(_ int64, v []byte) error {
+		if bytes.Contains(v, a.mark) {
+			if title = shortTitle(a.prompt(gjson.ParseBytes(v))); title != "" {
+				return found
+			}
+		}
+		return nil
+	})
+	return title
 }
