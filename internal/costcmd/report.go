@@ -115,6 +115,33 @@ func (r *row) label(by string) string {
 	return s
 }
 
+// sessionRoom is the room a table of sessions keeps for its label (an id
+// and a title) before it cuts the title.
+const sessionRoom = 40
+
+// shortLabel is label("session") with the session's id cut to n
+// characters.
+func (r *row) shortLabel(n int) string {
+	id := r.key
+	if r.origin != "" {
+		id = r.origin
+	}
+	s := prefix(id, n)
+	if r.parent != "" {
+		s += " (subagent of " + prefix(r.parent, n) + ")"
+	}
+	if k := len(r.subagents); k > 0 {
+		s += fmt.Sprintf(" +%d subagent", k)
+		if k > 1 {
+			s += "s"
+		}
+	}
+	if r.title != "" {
+		s += " “" + r.title + "”"
+	}
+	return s
+}
+
 // add prices t and adds it to the row.
 func (r *row) add(t *turn, b *book) error {
 	r.turns++
@@ -428,6 +455,41 @@ func writeTable(w io.Writer, by string, rows []*row, total *row, tw tableWidth, 
 	cells := render(layouts[first])
 	width, sum := widths(cells)
 	dropped := false
+	if !tw.wide && tw.columns > 0 && sum > tw.columns && by == "session" {
+		// A session's id gives way first: cut to the shortest prefix
+		// that tells the table's sessions apart (8 at least); then
+		// columns, while the label has less than sessionRoom; then the
+		// title, at its end.
+		ids := make([]string, len(rows))
+		for i, r := range rows {
+			ids[i] = r.key
+			if r.origin != "" {
+				ids[i] = r.origin
+			}
+		}
+		n := uniquePrefix(ids, 8)
+		for i := range lines {
+			if lines[i].r != total && !strings.HasPrefix(lines[i].label, "  ") {
+				lines[i].label = tty.Line(lines[i].r.shortLabel(n))
+			}
+		}
+		cells = render(layouts[first])
+		width, sum = widths(cells)
+		for i := first + 1; sum > tw.columns && tw.columns-(sum-width[0]) < sessionRoom && i < len(layouts); i++ {
+			cells = render(layouts[i])
+			width, sum = widths(cells)
+			dropped = true
+		}
+		if sum > tw.columns {
+			keep := max(8, width[0]-(sum-tw.columns))
+			for _, c := range cells {
+				if r := []rune(c[0]); len(r) > keep {
+					c[0] = string(r[:keep-1]) + "…"
+				}
+			}
+			width, sum = widths(cells)
+		}
+	}
 	for i := first + 1; !tw.wide && tw.columns > 0 && sum > tw.columns && i < len(layouts); i++ {
 		cells = render(layouts[i])
 		width, sum = widths(cells)

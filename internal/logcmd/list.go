@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/stores"
@@ -104,7 +105,66 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 	for i := 0; i < len(cells); i += width {
 		rows = append(rows, cells[i:i+width])
 	}
-	return writeColumnsFit(out, rows, cli.Columns(io))
+	columns := cli.Columns(io)
+	return writeColumnsFit(out, fitList(rows, columns, c.All), columns)
+}
+
+// fitList makes a listing fit columns (0: no limit): a long CWD keeps
+// its end ("…/GitStore/entire-graph", where directories differ) in at
+// most two fifths of the room left by the other columns; if the title
+// still has less than titleRoom, CREATED goes (MODIFIED stays); the title
+// is cut at its end by writeColumnsFit. Ids, times and counts are never
+// cut.
+func fitList(rows [][]string, columns int, hasCwd bool) [][]string {
+	const titleRoom = 20
+	if columns <= 0 || len(rows) == 0 {
+		return rows
+	}
+	widths := func(rows [][]string) []int {
+		width := make([]int, len(rows[0]))
+		for _, r := range rows {
+			for i, c := range r {
+				width[i] = max(width[i], utf8.RuneCountInString(c))
+			}
+		}
+		return width
+	}
+	// room is what the title has once the CWD is cut to fit, and the
+	// CWD's width then.
+	room := func(rows [][]string) (title, cwd int) {
+		width := widths(rows)
+		n := len(width)
+		fixed := 0
+		for _, w := range width[:n-1] {
+			fixed += w + 2
+		}
+		if !hasCwd {
+			return columns - fixed, 0
+		}
+		fixed -= width[n-2] + 2
+		rest := columns - fixed
+		cwd = width[n-2]
+		if cwd+2+min(width[n-1], titleRoom) > rest {
+			cwd = min(cwd, max(12, rest*2/5))
+		}
+		return rest - cwd - 2, cwd
+	}
+	title, cwd := room(rows)
+	if title < titleRoom && rows[0][1] == "CREATED" {
+		for i, r := range rows {
+			rows[i] = append(r[:1:1], r[2:]...)
+		}
+		title, cwd = room(rows)
+	}
+	if hasCwd {
+		at := len(rows[0]) - 2
+		for _, r := range rows[1:] {
+			if c := []rune(r[at]); len(c) > cwd {
+				r[at] = "…" + string(c[len(c)-cwd+1:])
+			}
+		}
+	}
+	return rows
 }
 
 // search keeps the sessions whose title or first prompt holds text,
