@@ -636,3 +636,32 @@ func TestNames(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkToolRound measures a Step with one tool round on the file
+// store: the prompt, the reply, the round's mark, the results, the reply
+// after them (four appends, each fsynced, and two offline requests).
+func BenchmarkToolRound(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	st, err := store.Open("", env(dir))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	tool := agent.Tool{Spec: provider.Tool{Name: "bash", InputSchema: []byte(`{"type":"object"}`)}, Run: func(context.Context, string) (string, error) { return "ok", nil }}
+	a, err := agent.New(ctx, agent.Config{Store: st, Cwd: "/b", Provider: offline, Tools: []agent.Tool{tool}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.Submit(ctx, "hi")
+	if _, err := a.Step(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		a.Submit(ctx, "$ true")
+		if _, err := a.Step(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
