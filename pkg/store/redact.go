@@ -1,6 +1,7 @@
 package store
 
 import (
+	"net/url"
 	"strings"
 	"sync"
 )
@@ -59,13 +60,23 @@ func IsKeyValue(s string) bool { return claimant(s) != "" }
 
 // Redact returns a store location fit to show, as its backend redacts it
 // (pkg/pgstore for a database). A location no backend knows shows its
-// scheme only, or, without one, nothing from "password" on.
+// URL with its password replaced by xxxxx and no query (which may hold
+// one), one that does not parse as its scheme only, or, without a scheme,
+// nothing from "password" on.
 func Redact(s string) string {
 	if f, ok := formOf(s); ok && f.Redact != nil {
 		return f.Redact(s)
 	}
 	if i := strings.Index(s, "://"); i >= 0 {
-		return s[:i] + "://…"
+		u, err := url.Parse(s)
+		if err != nil || u.Opaque != "" {
+			return s[:i] + "://…"
+		}
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		u.RawQuery, u.Fragment = "", ""
+		return u.String()
 	}
 	if i := strings.Index(strings.ToLower(s), "password"); i >= 0 {
 		return s[:i] + "password=xxxxx…"

@@ -7,13 +7,18 @@ import (
 )
 
 // TestRedactUnknown: a location no registered backend knows shows its
-// scheme only, or nothing from "password" on (the forms a backend knows
-// are its own tests': pkg/pgstore's TestRedact).
+// URL without password or query, its scheme only where it does not parse,
+// or nothing from "password" on (the forms a backend knows are its own
+// tests': pkg/pgstore's TestRedact).
 func TestRedactUnknown(t *testing.T) {
 	for in, want := range map[string]string{
-		"mysql://u:Secret@h/db":        "mysql://…",
-		"foo password=Secret dbname=x": "foo password=xxxxx…",
-		"null:":                        "null:",
+		"mysql://u:Secret@h/db":          "mysql://u:xxxxx@h/db",
+		"mysql://u@h/db?password=Secret": "mysql://u@h/db",
+		"mysql://u:Sec ret@h/db":         "mysql://…",
+		"mysql://u:Sec%zzret@h/db":       "mysql://…",
+		"mysql://h/db#Secret":            "mysql://h/db",
+		"foo password=Secret dbname=x":   "foo password=xxxxx…",
+		"null:":                          "null:",
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
