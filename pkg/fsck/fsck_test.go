@@ -274,3 +274,47 @@ func TestPendingToolUse(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentShapes: what pkg/agent writes after a crash (SPEC §13) is
+// clean: a tool round's mark after a reply whose tools were cut off (no
+// answer, no going on), and a root beside a root prompt that got no
+// reply; a root after anything else is still a second root.
+func TestAgentShapes(t *testing.T) {
+	head := session.Header{ID: "019dc5ba-53f6-71a5-ab8f-b1f8709c2572", Timestamp: "2026-01-01T00:00:00.000Z", Cwd: "/p"}.AppendLine(nil)
+	entry := func(id, parent, msg string) []byte {
+		e := session.Entry{ID: id, ParentID: parent, Timestamp: "2026-01-01T00:00:00.000Z", Message: []byte(msg)}
+		if strings.Contains(msg, `"role":"user"`) {
+			e.Provider, e.Model = "p", "m"
+		}
+		return e.AppendLine(nil)
+	}
+	prompt := entry("000000a0", "", `{"role":"user","content":[{"type":"text","text":"go"}]}`)
+	calls := entry("000000a1", "000000a0", `{"role":"assistant","content":[{"type":"toolUse","id":"A","name":"bash","input":"{}"}],"provider":"p","model":"m","stopReason":"toolUse"}`)
+	mark := []byte(`{"type":"toolRound","id":"000000a2","parentId":"000000a1","timestamp":"2026-01-01T00:00:01.000Z","toolUseIds":["A"]}` + "\n")
+	result := entry("000000a3", "000000a2", `{"role":"user","content":[{"type":"toolResult","toolUseId":"A","content":"Started at 2026-01-01T00:00:01.000Z; its result was lost: it may have run."}]}`)
+	sibling := entry("000000b0", "", `{"role":"user","content":[{"type":"text","text":"another"}]}`)
+	for _, tc := range []struct {
+		name string
+		log  [][]byte
+		want string
+	}{
+		{"a mark at the end", [][]byte{prompt, calls, mark}, ""},
+		{"a mark, then the lost result", [][]byte{prompt, calls, mark, result}, ""},
+		{"a root beside a root prompt", [][]byte{prompt, sibling}, ""},
+		{"a root after a reply", [][]byte{prompt, calls, sibling}, "secondRoot:warning"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := Check(bytes.NewReader(append(append([]byte{}, head...), bytes.Join(tc.log, nil)...)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range a.Findings {
+				got = append(got, f.ID+":"+string(f.Severity))
+			}
+			if g := strings.Join(got, " "); g != tc.want {
+				t.Fatalf("findings %q, want %q", g, tc.want)
+			}
+		})
+	}
+}
