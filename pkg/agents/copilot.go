@@ -58,6 +58,16 @@ var copilotAgent = &Agent{
 	},
 }
 
+// copilotModel is a model as Copilot names it, as priced: Claude's
+// versions written with a dot (claude-sonnet-4.5) are the providers'
+// claude-sonnet-4-5.
+func copilotModel(m string) string {
+	if strings.HasPrefix(m, "claude-") {
+		return strings.ReplaceAll(m, ".", "-")
+	}
+	return strings.Clone(m)
+}
+
 var copilotType = regexp.MustCompile(`^(session|user|assistant|tool|subagent|hook|system|permission|skill|abort)\.[a-z_.]+$`)
 
 // copilotProvider is the provider Copilot's replies are priced under: the
@@ -141,11 +151,11 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 	switch typ {
 	case "session.model_change":
 		if m := d.Get("newModel").Str; m != "" {
-			s.model = strings.Clone(m)
+			s.model = copilotModel(m)
 		}
 	case "session.resume":
 		if m := d.Get("selectedModel").Str; m != "" {
-			s.model = strings.Clone(m)
+			s.model = copilotModel(m)
 		}
 	case "user.message":
 		e.Role, e.Provider, e.Model = "user", copilotProvider, s.model
@@ -171,7 +181,7 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 	case "assistant.message":
 		model := s.model
 		if m := d.Get("model").Str; m != "" {
-			model = strings.Clone(m)
+			model = copilotModel(m)
 		}
 		e.Role, e.Provider, e.Model = "assistant", copilotProvider, model
 		key := d.Get("apiCallId").Str
@@ -273,7 +283,7 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 		}
 		if u := d.Get("compactionTokensUsed"); u.IsObject() {
 			// The compaction's own call.
-			model := u.Get("model").Str
+			model := copilotModel(u.Get("model").Str)
 			if model == "" {
 				model = s.model
 			}
@@ -300,7 +310,7 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 			if !u.IsObject() {
 				continue
 			}
-			if err := c.copilotUsage(s, "", n, ts, "shutdown:"+l.Get("id").Str+":"+m, m, u, s.out[m]); err != nil {
+			if err := c.copilotUsage(s, "", n, ts, "shutdown:"+l.Get("id").Str+":"+m, copilotModel(m), u, s.out[copilotModel(m)]); err != nil {
 				return err
 			}
 		}
