@@ -89,12 +89,11 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 			cli.Errorf(io.Stderr, name, "cannot repair stdin: give the session file")
 			return fsck.BitUsage
 		}
-		if !cli.IsTerminal(io.Stdin) {
-			return g.report(io, out, stdinReport(io.Stdin), 1)
+		if cli.IsTerminal(io.Stdin) {
+			cli.StdinHint(io, name, "a session's lines")
 		}
-		// A terminal: say what is read, and let Ctrl-C end the wait (a
-		// check of stdin changes nothing, so nothing is left half done).
-		cli.StdinHint(io, name, "a session's lines")
+		// A signal ends the read (a check of stdin changes nothing, so
+		// nothing is left half done): a pipe that never ends is no hang.
 		done := make(chan *fsck.Report, 1)
 		go func() { done <- stdinReport(io.Stdin) }()
 		select {
@@ -130,7 +129,14 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 	}
 	progress := cli.IsTerminal(io.Stderr) && len(files) >= 200 && !g.JSON
 	bits, counts, failed := 0, map[string]int{}, false
-	checkAll(files, run, func(i int, r *fsck.Report) bool {
+	// A check changes nothing: a signal ends it at once, the files not
+	// reported yet left unreported (bit 32). A repair finishes the file in
+	// hand first: a cut is never left saved but not made.
+	abandon := interrupted
+	if g.Repair && !g.DryRun {
+		abandon = nil
+	}
+	checkAll(files, run, abandon, func(i int, r *fsck.Report) bool {
 		if r == nil { // cancelled before this file
 			bits |= fsck.BitCancelled
 			return false
@@ -151,6 +157,10 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 	})
 	if failed {
 		return bits | fsck.BitError
+	}
+	if cancelled.Load() && abandon != nil {
+		cli.Errorf(io.Stderr, name, "cancelled: the files not reported above were not checked")
+		return bits | fsck.BitCancelled
 	}
 	if progress {
 		fmt.Fprintf(io.Stderr, "\r\033[K")
@@ -277,7 +287,7 @@ func (g *grammar) emit(io cli.IO, out *bufio.Writer, r *fsck.Report) error {
 // Whoever finishes the report next in order emits it, and every goroutine
 // takes its next file from a counter: no goroutine hands work or reports to
 // another, which would wake it for every file.
-func checkAll(files []input, run func(path string) *fsck.Report, emit func(i int, r *fsck.Report) bool) {
+func checkAll(files []input, run func(path string) *fsck.Report, abandon <-chan struct{}, emit func(i int, r *fsck.Report) bool) {
 	var (
 		next    atomic.Int64
 		stop    atomic.Bool
@@ -318,11 +328,18 @@ func checkAll(files []input, run func(path string) *fsck.Report, emit func(i int
 		}
 	}
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) - 1 {
+	for range runtime.GOMAXPROCS(0) {
 		wg.Go(work)
 	}
-	work()
-	wg.Wait()
+	all := make(chan struct{})
+	go func() { wg.Wait(); close(all) }()
+	select {
+	case <-all:
+	case <-abandon: // nil: never
+		mu.Lock() // no emit under way, and none after
+		stop.Store(true)
+		mu.Unlock()
+	}
 }
 
 // cancelledReport stands for the report of a file not started because a

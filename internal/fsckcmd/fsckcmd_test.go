@@ -25,7 +25,7 @@ func TestCheckAllOrder(t *testing.T) {
 	for _, stopAt := range []int{n, 0, 1, 117} {
 		var got []int
 		var calls atomic.Int32
-		checkAll(files, func(p string) *fsck.Report { return fsck.Run(p, fsck.Options{}) }, func(i int, r *fsck.Report) bool {
+		checkAll(files, func(p string) *fsck.Report { return fsck.Run(p, fsck.Options{}) }, nil, func(i int, r *fsck.Report) bool {
 			calls.Add(1)
 			got = append(got, i)
 			if r == nil || r.Path != fmt.Sprint(i) {
@@ -92,7 +92,7 @@ func TestCheckAllFiles(t *testing.T) {
 		files = append(files, input{path, nil})
 	}
 	var got []string
-	checkAll(files, func(p string) *fsck.Report { return fsck.Run(p, fsck.Options{}) }, func(i int, r *fsck.Report) bool {
+	checkAll(files, func(p string) *fsck.Report { return fsck.Run(p, fsck.Options{}) }, nil, func(i int, r *fsck.Report) bool {
 		got = append(got, fmt.Sprintf("%s %s %+v", r.Path, r.Status, r.Findings))
 		return true
 	})

@@ -128,6 +128,9 @@ func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
 	f.scan()
 	f.syncDirty(ctx)
 	if o.once {
+		if ctx.Err() != nil && len(f.dirty) > 0 {
+			return exitcode.Failuref("interrupted: %d files not followed; run again", len(f.dirty))
+		}
 		if f.db == nil || len(f.dirty) > 0 {
 			if f.trouble != nil {
 				return exitcode.Failuref("%v: %d files not followed; run again", f.trouble, len(f.dirty))

@@ -491,7 +491,10 @@ func (f *follower) syncLog(ctx context.Context, t *tracked) error {
 			return fmt.Errorf("%w: %v", errNotFollowed, agents.ErrNotALog)
 		}
 	}
-	tmp, n, stats, err := agents.Convert(agents.Source{Path: t.path, R: src, Size: size}, from)
+	tmp, n, stats, err := agents.ConvertContext(ctx, agents.Source{Path: t.path, R: src, Size: size}, from)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // a signal: the follower stops, the log is not said to be unfollowable
+	}
 	if err != nil && young {
 		return errYoung
 	}

@@ -8,6 +8,7 @@ package agents
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -352,6 +353,13 @@ func (s *Stats) Merge(o *Stats) {
 // and then entry for each entry in order. The Entry is valid only during
 // the call. A log with no line of its format is ErrNotALog.
 func Read(src Source, f Format, opt Options, header func(*Header) error, entry func(*Entry) error) (Format, *Stats, error) {
+	return ReadContext(context.Background(), src, f, opt, header, entry)
+}
+
+// ReadContext is Read that stops when ctx is done (a signal), with its
+// error, within a few thousand lines: a long log is no reason to ignore
+// SIGTERM.
+func ReadContext(ctx context.Context, src Source, f Format, opt Options, header func(*Header) error, entry func(*Entry) error) (Format, *Stats, error) {
 	st := &Stats{}
 	if f == Unknown {
 		first, end, err := firstLineEnd(src)
@@ -370,7 +378,7 @@ func Read(src Source, f Format, opt Options, header func(*Header) error, entry f
 			return f, st, ErrNotALog
 		}
 	}
-	c := &converter{src: src, opt: opt, stats: st, header: header, entry: entry, taken: map[string]bool{}, open: map[string]*calls{}}
+	c := &converter{ctx: ctx, src: src, opt: opt, stats: st, header: header, entry: entry, taken: map[string]bool{}, open: map[string]*calls{}}
 	defer func() {
 		if c.lines != nil {
 			c.lines.Reset(strings.NewReader(""), 0) // let the source go
@@ -431,6 +439,8 @@ func firstLineEnd(src Source) ([]byte, int64, error) {
 // converter holds what every reader shares: the source, where entries go,
 // and the ids given so far.
 type converter struct {
+	ctx    context.Context // checked every few thousand lines
+	reads  int             // lines read, for when ctx is checked
 	src    Source
 	opt    Options
 	stats  *Stats
@@ -791,6 +801,11 @@ func (c *converter) line(lr *scan.Reader) (n int, off int64, raw []byte, err err
 			return c.next()
 		}
 		c.piece = 0
+		if c.reads++; c.reads%4096 == 0 && c.ctx != nil {
+			if err := c.ctx.Err(); err != nil {
+				return 0, 0, nil, err
+			}
+		}
 		raw, off, term, err := lr.Next()
 		if err != nil {
 			return 0, 0, nil, err
@@ -1021,6 +1036,11 @@ func Spool(r io.Reader) (*os.File, int64, error) {
 // Convert writes the panto session src becomes (header and entries) to a
 // temporary file, already unlinked, and returns it with its size.
 func Convert(src Source, f Format) (*os.File, int64, *Stats, error) {
+	return ConvertContext(context.Background(), src, f)
+}
+
+// ConvertContext is Convert that stops when ctx is done (ReadContext).
+func ConvertContext(ctx context.Context, src Source, f Format) (*os.File, int64, *Stats, error) {
 	tmp, err := os.CreateTemp("", "panto-*")
 	if err != nil {
 		return nil, 0, nil, err
@@ -1028,7 +1048,7 @@ func Convert(src Source, f Format) (*os.File, int64, *Stats, error) {
 	os.Remove(tmp.Name())
 	w := bufio.NewWriterSize(tmp, 256<<10)
 	var line []byte
-	_, st, err := Read(src, f, Options{Content: true},
+	_, st, err := ReadContext(ctx, src, f, Options{Content: true},
 		func(h *Header) error { _, err := w.Write(h.Line()); return err },
 		func(e *Entry) (err error) {
 			line, err = e.WriteLine(w, line)
