@@ -190,3 +190,18 @@ func TestAppendedWhileSearched(t *testing.T) {
 	close(done)
 	wg.Wait()
 }
+
+// TestLimitStops: a search stopped by its limit ends, whatever the number
+// of files queued behind it.
+func TestLimitStops(t *testing.T) {
+	files := writeLogs(t)
+	for range 6 {
+		files = append(files, files...)
+	}
+	for range 20 {
+		hits, sum := search(t, files, []string{"zquser"}, nil, Smart, Options{Limit: 1, Workers: 2})
+		if len(hits) != 1 || !sum.Capped {
+			t.Fatalf("%d hits, capped %v", len(hits), sum.Capped)
+		}
+	}
+}

@@ -141,6 +141,7 @@ func Run(ctx context.Context, q *Query, files []File, opt Options, emit func(*Hi
 			select {
 			case work <- j:
 			case <-ctx.Done():
+				close(j.hits) // in order, never to be read: nothing comes
 				return
 			}
 		}
@@ -301,9 +302,40 @@ func (w *worker) head(f agents.Format, size int64) {
 	}
 }
 
-// learn takes what a line says of the session.
+// learn takes what a line says of the session: the few fields that say
+// it, not the line's text.
 func (w *worker) learn(f agents.Format, line []byte, e *Entry) {
-	Extract(f, line, e)
+	*e = Entry{Pieces: e.Pieces[:0]}
+	switch f {
+	case agents.Claude:
+		r := gjson.GetManyBytes(line, "sessionId", "cwd", "message.model", "type")
+		e.Session, e.Cwd = r[0].Str, r[1].Str
+		if r[3].Str == "assistant" {
+			e.Model = r[2].Str
+		}
+	case agents.Codex:
+		r := gjson.GetManyBytes(line, "type", "payload.id", "payload.cwd", "payload.model")
+		switch r[0].Str {
+		case "session_meta":
+			e.Session, e.Cwd = r[1].Str, r[2].Str
+		case "turn_context":
+			e.Cwd, e.Model = r[2].Str, r[3].Str
+		}
+	case agents.Pi, agents.Panto:
+		r := gjson.GetManyBytes(line, "type", "id", "cwd", "modelId", "message.model", "model")
+		switch r[0].Str {
+		case "session":
+			e.Session, e.Cwd = r[1].Str, r[2].Str
+		case "model_change":
+			e.Model = r[3].Str
+		case "message":
+			e.Model = r[4].Str
+			if e.Model == "" {
+				e.Model = r[5].Str
+			}
+		}
+	}
+	e.Session, e.Cwd, e.Model = strings.Clone(e.Session), strings.Clone(e.Cwd), strings.Clone(e.Model)
 	if w.meta.Session == "" && e.Session != "" {
 		w.meta.Session = e.Session
 		if f == agents.Panto {
