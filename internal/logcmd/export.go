@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/stores"
 
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
@@ -24,7 +28,11 @@ func (c *exportCmd) Run(e *env) error {
 
 // run writes the session's complete lines (a torn tail left out) to out.
 func (c *exportCmd) run(ctx context.Context, st store.Store, out io.Writer) error {
-	r, err := st.Open(ctx, c.Session)
+	name, err := stores.SessionArg(ctx, st, cli.IO{Getenv: os.Getenv}, c.Session)
+	if err != nil {
+		return err
+	}
+	r, err := st.Open(ctx, name)
 	if err != nil {
 		return storeError(err, c.Session)
 	}

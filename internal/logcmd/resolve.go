@@ -28,6 +28,11 @@ func (c *resolveCmd) Run(e *env) error {
 
 func (c *resolveCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
 	p, err := st.Resolve(ctx, io.Cwd, c.All, c.Prefix)
+	if errors.Is(err, store.ErrNoSuchSession) && len(c.Prefix) >= stores.MinPrefix {
+		// Every project's sessions, the agents' own ids and imports'
+		// origins (SPEC §15: one id).
+		p, err = stores.Session(ctx, st, io.Getenv, c.Prefix)
+	}
 	switch {
 	case errors.Is(err, store.ErrNoSuchSession): // nothing matched: a finding (SPEC §7)
 		return exitcode.New(exitcode.Findings, err)

@@ -75,7 +75,11 @@ func (g *grammar) input(io cli.IO) (r io.ReaderAt, size int64, label string, clo
 		return nil, 0, "", nil, err
 	}
 	defer st.Close()
-	f, err := st.Open(context.Background(), g.File)
+	file, err := stores.SessionArg(context.Background(), st, io, g.File)
+	if err != nil {
+		return nil, 0, "", nil, err
+	}
+	f, err := st.Open(context.Background(), file)
 	if err != nil {
 		return nil, 0, "", nil, stores.ErrorOf(err, g.File, stores.Read)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -128,6 +129,13 @@ func SetWait(s store.Store, d time.Duration) {
 // directory holds too (agents.IsLogPath: a Gemini CLI chat is a *.json):
 // what cost, replay and fsck read of the paths they are given.
 func EachLog(ctx context.Context, st store.Store, arg string, fn func(string, error) error) error {
+	// A session's id (panto's, an agent's own, an import's origin) is one
+	// session (SPEC §15).
+	p, err := SessionArg(ctx, st, cli.IO{Getenv: os.Getenv}, arg)
+	if err != nil {
+		return fn(arg, err)
+	}
+	arg = p
 	if _, files := st.(*filestore.Files); files {
 		return catalog.WalkWith(arg, agents.IsLogPath, fn)
 	}

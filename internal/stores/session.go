@@ -1,0 +1,207 @@
+package stores
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/pkg/agents"
+	"github.com/panto-dev/panto/pkg/catalog"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/filestore"
+	"github.com/panto-dev/panto/pkg/store"
+	"github.com/tidwall/gjson"
+)
+
+// MinPrefix is the fewest characters of an id that name a session.
+const MinPrefix = 4
+
+// Session is what a command that takes one session (replay, cost, fsck,
+// export, resolve) opens for arg (SPEC §15, one id): a path, as it is;
+// else, in the file store, the session whose id starts with arg: panto's
+// header id, an agent's own session id (its log where the agent keeps
+// it), or an import's origin.id (the agent's id finds its import, which
+// is taken over the log: it is panto's session). A store that is not files
+// resolves its own ids: arg is returned as it is. An id no session has is
+// a store.NotFoundError; one that several have, a store.AmbiguousError
+// naming them.
+func Session(ctx context.Context, st store.Store, getenv func(string) string, arg string) (string, error) {
+	if arg == "-" || arg == "" {
+		return arg, nil
+	}
+	if _, err := os.Lstat(arg); err == nil {
+		return arg, nil
+	}
+	if _, files := st.(*filestore.Files); !files || !looksLikeID(arg) || strings.ContainsRune(arg, os.PathSeparator) {
+		return arg, nil
+	}
+	if len(arg) < MinPrefix {
+		return "", exitcode.Usagef("%q: give at least %d characters of a session id (or a file)", arg, MinPrefix)
+	}
+	prefix := strings.ToLower(arg)
+	type found struct {
+		id, path string
+		imported bool
+	}
+	matches := map[string]found{} // by the session: an import and its log are one
+	take := func(key, id, path string, imported bool) {
+		if f, ok := matches[key]; ok && f.imported && !imported {
+			return
+		}
+		matches[key] = found{id, path, imported}
+	}
+	base, err := catalog.EnvFrom(getenv).BaseDir()
+	if err == nil {
+		if files, err := catalog.AllFiles(base); err == nil {
+			for _, p := range files {
+				id := catalog.IDFromPath(p)
+				origin := originID(p)
+				switch {
+				case origin != "" && (strings.HasPrefix(origin, prefix) || strings.HasPrefix(id, prefix)):
+					take(origin, origin, p, true)
+				case strings.HasPrefix(id, prefix):
+					take(id, id, p, true)
+				}
+			}
+		}
+	}
+	for _, place := range agents.Places(agents.Unknown, getenv) {
+		catalog.WalkWith(place, agents.IsLogPath, func(p string, err error) error {
+			if err != nil {
+				return nil
+			}
+			if id := AgentID(p); id != "" && strings.HasPrefix(strings.ToLower(id), prefix) {
+				take(id, id, p, false)
+			}
+			return nil
+		})
+	}
+	if len(matches) == 0 {
+		// panto's id of a log read in place (what its import, its page
+		// and cost's JSON call it): made from its first time and the
+		// agent's id, so each log's header is read.
+		for _, place := range agents.Places(agents.Unknown, getenv) {
+			catalog.WalkWith(place, agents.IsLogPath, func(p string, err error) error {
+				if err != nil {
+					return nil
+				}
+				if id := pantoID(p); id != "" && strings.HasPrefix(id, prefix) {
+					take(id, id, p, false)
+				}
+				return nil
+			})
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", &store.NotFoundError{Prefix: arg}
+	case 1:
+		for _, f := range matches {
+			return f.path, nil
+		}
+	}
+	e := &store.AmbiguousError{Prefix: arg}
+	for _, f := range matches {
+		e.IDs = append(e.IDs, f.id)
+	}
+	sort.Strings(e.IDs)
+	return "", e
+}
+
+// SessionArg is Session for a command's argument, its errors said: an
+// ambiguous id is exit 2 with the candidates; an id no session has, exit 2
+// saying where it was looked for.
+func SessionArg(ctx context.Context, st store.Store, io cli.IO, arg string) (string, error) {
+	p, err := Session(ctx, st, io.Getenv, arg)
+	var amb *store.AmbiguousError
+	var nf *store.NotFoundError
+	switch {
+	case errors.As(err, &amb):
+		return "", exitcode.New(exitcode.Usage, err)
+	case errors.As(err, &nf):
+		return "", exitcode.Usagef("%q is no file, and no session id starts with it (panto's, an agent's own, or an import's origin): panto-log list --all shows them", arg)
+	}
+	return p, err
+}
+
+// looksLikeID reports whether s may be (the start of) a session id: hex
+// digits and hyphens.
+func looksLikeID(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// AgentID is the agent's own session id a log's path names: a Claude Code
+// <id>.jsonl, a Codex rollout-<time>-<id>.jsonl, a pi <time>_<id>.jsonl,
+// a Copilot CLI session-state/<id>/events.jsonl; "" when it names none.
+func AgentID(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	if base == "events" {
+		base = filepath.Base(filepath.Dir(path))
+	}
+	if len(base) >= 36 && isUUID(base[len(base)-36:]) {
+		return strings.ToLower(base[len(base)-36:])
+	}
+	return ""
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// originID is the origin.id of a panto session's header ("" for none).
+func originID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 4096)
+	line, err := br.ReadSlice('\n')
+	if err != nil && err != bufio.ErrBufferFull {
+		return ""
+	}
+	return strings.ToLower(gjson.GetBytes(line, "origin.id").Str)
+}
+
+var errHeader = errors.New("the header is all that is wanted")
+
+// pantoID is the id panto gives the session of another agent's log (its
+// import's header id), "" when it is no log panto reads.
+func pantoID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	var id string
+	agents.Read(agents.Source{Path: path, R: f, Size: fi.Size()}, agents.Unknown, agents.Options{},
+		func(h *agents.Header) error { id = h.ID; return errHeader },
+		func(*agents.Entry) error { return errHeader })
+	return id
+}
