@@ -50,7 +50,7 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 	if vars == nil {
 		vars = kong.Vars{}
 	}
-	vars["version"] = name + " " + Version
+	vars["version"] = VersionLine(name)
 	vars["storehelp"] = storeHelp
 	p, err := kong.New(grammar,
 		kong.Name(name), kong.Description(help),
