@@ -30,6 +30,7 @@ type appendCmd struct {
 	User       string        `help:"Append this user prompt first (no JSON needed); stdin is read after it unless it is a terminal." placeholder:"TEXT"`
 	UserFile   string        `name:"user-file" help:"Append the user prompt FILE holds, as --user does (for a prompt of any size: an argument is at most 128 KiB)." placeholder:"FILE"`
 	Parent     string        `help:"Make the first entry a child of entry ID (a branch) instead of the leaf." placeholder:"ID"`
+	Root       bool          `help:"Make the first entry a root: the sibling of a first prompt that got no reply (the session holds nothing else)."`
 	ExpectLeaf *string       `help:"Fail (exit 3, nothing written) unless the leaf is still ID." placeholder:"ID"`
 	AllowEmpty bool          `help:"Create a new file even if the batch has no assistant message."`
 	Wait       time.Duration `default:"10s" help:"How long to wait for another writer's lock."`
@@ -44,6 +45,8 @@ func (c *appendCmd) validate() error {
 		return exitcode.Usagef("--provider and --model go together")
 	case c.UserFile != "" && c.User != "":
 		return exitcode.Usagef("--user and --user-file: give one")
+	case c.Root && c.Parent != "":
+		return exitcode.Usagef("--root and --parent: give one")
 	}
 	return nil
 }
@@ -104,7 +107,7 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	}
 	stores.SetWait(st, c.Wait)
 	res, err := st.Append(ctx, c.File, msgs, store.AppendOptions{
-		Provider: c.Provider, Model: c.Model, Parent: c.Parent, ExpectLeaf: c.ExpectLeaf,
+		Provider: c.Provider, Model: c.Model, Parent: c.Parent, Root: c.Root, ExpectLeaf: c.ExpectLeaf,
 		AllowEmpty: c.AllowEmpty, Cwd: io.Cwd,
 	})
 	if err != nil {
