@@ -61,4 +61,3 @@ func buildInfo(read func() (*debug.BuildInfo, bool)) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
