@@ -31,7 +31,11 @@ func (c *resolveCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.
 	if errors.Is(err, store.ErrNoSuchSession) && len(c.Prefix) >= stores.MinPrefix {
 		// Every project's sessions, the agents' own ids and imports'
 		// origins (SPEC §15: one id).
-		p, err = stores.Session(ctx, st, io.Getenv, c.Prefix)
+		// A store that is not files resolves ids itself: Session hands the
+		// prefix back unchanged, which is no session found.
+		if q, qerr := stores.Session(ctx, st, io.Getenv, c.Prefix); qerr != nil || q != c.Prefix {
+			p, err = q, qerr
+		}
 	}
 	switch {
 	case errors.Is(err, store.ErrNoSuchSession): // nothing matched: a finding (SPEC §7)
