@@ -2,6 +2,7 @@ package panto_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"github.com/panto-dev/panto/internal/replaycmd"
 	"github.com/panto-dev/panto/internal/turncmd"
 	"github.com/rogpeppe/go-internal/testscript"
+	_ "modernc.org/sqlite"
 )
 
 // scripts is the absolute path of scripts/, for the script tests.
@@ -77,11 +79,43 @@ func TestScripts(t *testing.T) {
 			"pgdb":    cmdPGDB,
 			"waitfor": cmdWaitfor,
 			"copies":  cmdCopies,
+			"ocdb":    cmdOCDB,
 		},
 	})
 }
 
 var databases atomic.Int64
+
+// cmdOCDB makes an OpenCode database (SQLite, WAL mode, closed cleanly as
+// OpenCode leaves it) from testdata/opencode/schema.sql and the SQL files
+// given (the script's, else testdata/opencode's):
+//
+//	ocdb home/.local/share/opencode/opencode.db shapes.sql
+func cmdOCDB(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: ocdb DB [SQL...]")
+	}
+	path := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(path), 0o700))
+	db, err := sql.Open("sqlite", "file:"+path)
+	ts.Check(err)
+	defer db.Close()
+	for _, f := range append([]string{"schema.sql"}, args[1:]...) {
+		if _, err := os.Stat(ts.MkAbs(f)); err == nil {
+			f = ts.MkAbs(f) // the script's own
+		} else {
+			f = filepath.Join(schemaDir, f)
+		}
+		b, err := os.ReadFile(f)
+		ts.Check(err)
+		_, err = db.Exec(string(b))
+		ts.Check(err)
+	}
+	ts.Check(db.Close())
+}
+
+// schemaDir holds the OpenCode fixtures' schema.
+var schemaDir, _ = filepath.Abs(filepath.Join("testdata", "opencode"))
 
 // cmdPGDB creates an empty database on the test server for this script,
 // dropped at its end, and sets $PG to its URL ($PGSOCKET, $PGNAME: its

@@ -32,7 +32,7 @@ type grammar struct {
 	Version      kong.VersionFlag `help:"Print the version and exit."`
 	Paths        []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
 	All          bool             `help:"Every session of the store."`
-	From         string           `default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), gemini (GEMINI_CLI_HOME, else ~/.gemini/tmp), copilot (COPILOT_CONFIG_DIR, else ~/.copilot/session-state), or all of them." placeholder:"AGENT"`
+	From         string           `default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), gemini (GEMINI_CLI_HOME, else ~/.gemini/tmp), copilot (COPILOT_CONFIG_DIR, else ~/.copilot/session-state), opencode (OPENCODE_DATA_DIR, else $XDG_DATA_HOME/opencode, else ~/.local/share/opencode), or all of them." placeholder:"AGENT"`
 	Store        string           `help:"${storehelp}" placeholder:"URL"`
 	Pricing      string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json, over the built-in prices: it adds models and replaces the built-in prices of those it names (default: $XDG_CONFIG_HOME/panto/models.toml, if there is one)." placeholder:"FILE"`
 	PricingOnly  string           `name:"pricing-only" help:"Like --pricing, but the file's prices alone: the built-in table is not used." placeholder:"FILE"`

@@ -46,7 +46,9 @@ func TestRealClaudeTotals(t *testing.T) {
 }
 
 // TestRealBuiltinPrices: every model of the real logs of ../shared/real
-// that panto reads has a built-in price (no row lacks one), and the
+// that panto reads has a built-in price (no row lacks one, but for models
+// LiteLLM's file has no price for either: OpenCode's custom providers, a
+// run stream that names no model, whose cost stays unknown), and the
 // built-in table prices them as LiteLLM's file of 2026-07-24, the source
 // of their prices, does: the same known cost, model by model (Codex's
 // priority tier at its own rates).
@@ -67,9 +69,6 @@ func TestRealBuiltinPrices(t *testing.T) {
 		io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: "/"}
 		if code := Run(append([]string{"--format", "json", "--by", "model"}, args...), io); code != 0 && code != 1 { // 1: a file of an agent panto does not read yet
 			t.Fatalf("exit %d: %s", code, errw.String())
-		}
-		if strings.Contains(errw.String(), "no price for") {
-			t.Errorf("panto-cost %s: %s", strings.Join(args, " "), errw.String())
 		}
 		var r report
 		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
@@ -92,14 +91,16 @@ func TestRealBuiltinPrices(t *testing.T) {
 	builtin := run(dirs...)
 	litellm := run(append([]string{"--pricing-only", real + "/prices/litellm-2026-07-24.json"}, dirs...)...)
 	want := map[string]string{}
+	unpriced := map[string]bool{} // models LiteLLM's file has no price for either (a custom provider's; a run stream names none)
 	for _, r := range litellm.Rows {
 		want[r.Key] = r.KnownCost.USD
+		unpriced[r.Key] = len(r.MissingPrices) > 0
 	}
 	if len(builtin.Rows) < 8 {
 		t.Fatalf("%d models in the real logs, want at least 8", len(builtin.Rows))
 	}
 	for _, r := range builtin.Rows {
-		if len(r.MissingPrices) > 0 {
+		if len(r.MissingPrices) > 0 && !unpriced[r.Key] {
 			t.Errorf("%s: no built-in price for %v", r.Key, r.MissingPrices)
 		}
 		if w, ok := want[r.Key]; ok && w != r.KnownCost.USD {

@@ -399,5 +399,12 @@ func foreign(r io.ReaderAt, size int64) (string, string) {
 	if a := agents.Of(f); a != nil && !a.Reads() {
 		return f.String(), f.Name() + ", which panto does not read (yet)"
 	}
-	return f.String(), f.Name() + ": read it with panto-replay, or panto-log import it"
+	noun, err := agents.Describe(r, size, f)
+	switch {
+	case err != nil:
+		return f.String(), err.Error() // a SQLite database that is not OpenCode's
+	case noun == "":
+		noun = f.Name()
+	}
+	return f.String(), noun + ": read it with panto-replay, or panto-log import it"
 }

@@ -27,7 +27,7 @@ import (
 
 type importCmd struct {
 	Paths []string `arg:"" optional:"" help:"Other agents' logs: files, or directories (every *.jsonl below, subagents/ files included). None with --from AGENT|all (or --follow, --once): the agents' own places."`
-	From  string   `default:"auto" help:"The agent that wrote them: claude, codex, pi, gemini, copilot, or auto (known from each file's first lines); with no paths, an agent or all reads the agents' own places (CLAUDE_CONFIG_DIR, CODEX_HOME, PI_CODING_AGENT_DIR, GEMINI_CLI_HOME, COPILOT_CONFIG_DIR, else the home defaults)."`
+	From  string   `default:"auto" help:"The agent that wrote them: claude, codex, pi, gemini, copilot, opencode, or auto (known from each file's first lines); with no paths, an agent or all reads the agents' own places (CLAUDE_CONFIG_DIR, CODEX_HOME, PI_CODING_AGENT_DIR, GEMINI_CLI_HOME, COPILOT_CONFIG_DIR, OPENCODE_DATA_DIR, else the home and XDG defaults)."`
 	Force bool     `help:"Import a source that changed even where that cuts entries its import holds and it does not (appended since, by panto-log append): the cut is kept aside, as panto-log truncate keeps it."`
 
 	Follow bool          `help:"Keep following the logs into the database --to names, converting each again as it grows; until SIGINT or SIGTERM."`
@@ -221,6 +221,10 @@ type prepared struct {
 	tmp       *os.File
 	size      int64
 	stats     *agents.Stats
+	// spans are the sessions of a log that holds several (an OpenCode
+	// database), converted one after the other into tmp.
+	spans []agents.Span
+	many  bool
 }
 
 // prepare converts the log, unless its last import says it is unchanged.
@@ -252,10 +256,17 @@ func (p *prepared) prepare(st store.Store, from agents.Format, what, cache strin
 		sum := sha256.Sum256([]byte(st.Where() + "\x00" + what + "\x00" + abs))
 		p.mark = filepath.Join(cache, hex.EncodeToString(sum[:12]))
 		p.state = fmt.Sprintf("%+v\n", stateOf(fi))
+		if wi, err := os.Stat(abs + "-wal"); err == nil {
+			// A database's newest writes are in its write-ahead log.
+			p.state = fmt.Sprintf("%+v wal %+v\n", stateOf(fi), stateOf(wi))
+		}
 	}
 	if b, err := os.ReadFile(p.mark); p.mark != "" && err == nil && bytes.HasPrefix(b, []byte(p.state)) {
-		if name := string(b[len(p.state):]); name != "" && exists(context.Background(), st, name) {
+		// The mark names the session it became (the sessions, a line each,
+		// of a log of several).
+		if names := strings.Split(string(b[len(p.state):]), "\n"); names[0] != "" && all(names, func(n string) bool { return exists(context.Background(), st, n) }) {
 			p.unchanged = true
+			p.spans = make([]agents.Span, len(names))
 			return
 		}
 	}
@@ -276,6 +287,17 @@ func (p *prepared) prepare(st store.Store, from agents.Format, what, cache strin
 		p.err = errFinding{fmt.Errorf("it is %s, not %s: nothing imported (leave out --from, or give --from %v)", is.Name(), from.Name(), is)}
 		return
 	}
+	if head := make([]byte, 16); from == agents.OpenCode {
+		if n, _ := f.ReadAt(head, 0); agents.IsSQLite(head[:n]) {
+			// A database: every session it holds.
+			p.many = true
+			p.tmp, p.spans, p.stats, p.err = agents.ConvertAll(agents.Source{Path: abs, R: f, Size: fi.Size()}, from)
+			if errors.Is(p.err, agents.ErrNotALog) {
+				p.err = errFinding{fmt.Errorf("%w (read as %v)", p.err, from)}
+			}
+			return
+		}
+	}
 	p.tmp, p.size, p.stats, p.err = agents.Convert(agents.Source{Path: abs, R: f, Size: fi.Size()}, from)
 	if errors.Is(p.err, agents.ErrNotALog) {
 		p.err = errFinding{fmt.Errorf("%w (read as %v)", p.err, from)}
@@ -291,18 +313,53 @@ func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io
 	case p.err != nil:
 		return p.err
 	case p.unchanged:
-		n.unchanged++
+		n.unchanged += max(1, len(p.spans))
 		return nil
 	case p.skipped:
 		n.skipped++
 		cli.Warnf(io.Stderr, name, "%s is a panto session already: skipped", p.path)
 		return nil
 	}
-	target, outcome, added, err := put(ctx, st, p.tmp, p.size, force, func(f string, a ...any) { cli.Warnf(io.Stderr, name, f, a...) })
-	if err != nil {
+	var targets []string
+	changed := false
+	one := func(tmp *os.File, size int64) error {
+		target, outcome, added, err := put(ctx, st, tmp, size, force, func(f string, a ...any) { cli.Warnf(io.Stderr, name, f, a...) })
+		if err != nil {
+			return err
+		}
+		switch outcome {
+		case "new":
+			n.created++
+		case "grew":
+			n.grew++
+		case "changed":
+			n.changed++
+		default:
+			n.unchanged++
+		}
+		n.entries += added
+		if outcome != "unchanged" {
+			changed = true
+			fmt.Fprintln(out, shown(io, target))
+		}
+		targets = append(targets, target)
+		return nil
+	}
+	if p.many {
+		for _, sp := range p.spans {
+			tmp, err := spanFile(p.tmp, sp)
+			if err == nil {
+				err = one(tmp, sp.Size)
+				tmp.Close()
+			}
+			if err != nil {
+				return fmt.Errorf("session %s: %w", sp.ID, err)
+			}
+		}
+	} else if err := one(p.tmp, p.size); err != nil {
 		return err
 	}
-	if outcome != "unchanged" {
+	if changed {
 		n.stats.Merge(p.stats) // the summary counts what was written
 	}
 	// What the reader left out is said, and makes the exit 1.
@@ -314,26 +371,37 @@ func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io
 		p.partial = true
 		cli.Warnf(io.Stderr, name, "%s: line %d: incomplete final line (a writer may be mid-append): not imported, the rest was", p.path, p.stats.Torn)
 	}
-	switch outcome {
-	case "new":
-		n.created++
-	case "grew":
-		n.grew++
-	case "changed":
-		n.changed++
-	default:
-		n.unchanged++
-	}
-	n.entries += added
-	if outcome != "unchanged" {
-		fmt.Fprintln(out, shown(io, target))
-	}
-	if p.mark != "" && !p.partial { // a log read in part is read again, and said again
+	if p.mark != "" && !p.partial && len(targets) > 0 { // a log read in part is read again, and said again
 		if err := os.MkdirAll(filepath.Dir(p.mark), 0o700); err == nil {
-			os.WriteFile(p.mark, []byte(p.state+target), 0o600)
+			os.WriteFile(p.mark, []byte(p.state+strings.Join(targets, "\n")), 0o600)
 		}
 	}
 	return nil
+}
+
+// spanFile copies one session of a log of several into a temporary file
+// of its own (already unlinked), for put.
+func spanFile(all *os.File, sp agents.Span) (*os.File, error) {
+	tmp, err := os.CreateTemp("", "panto-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, io.NewSectionReader(all, sp.Off, sp.Size)); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	return tmp, nil
+}
+
+// all reports whether ok holds for every element of xs.
+func all(xs []string, ok func(string) bool) bool {
+	for _, x := range xs {
+		if !ok(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // lines counts the lines r holds.

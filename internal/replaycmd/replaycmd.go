@@ -39,6 +39,8 @@ type grammar struct {
 	Tree    bool             `help:"Print the whole tree of entries, branches and leaves marked."`
 	Full    bool             `help:"Message lines of every message of the path, also those a compaction summarised (by default: what the model is sent, the summary in their place)."`
 	Store   string           `help:"${storehelp}" placeholder:"URL"`
+
+	session string // the session of a log that holds several: FILE#SESSION
 }
 
 // Main runs panto-replay in this process.
@@ -70,20 +72,31 @@ func (g *grammar) input(io cli.IO) (r io.ReaderAt, size int64, label string, clo
 		}
 		return bytes.NewReader(b), int64(len(b)), "stdin", func() {}, nil
 	}
+	file := g.File
+	if i := strings.LastIndex(file, "#"); i > 0 && g.Store == "" {
+		// A log of several sessions (an OpenCode database): FILE#SESSION
+		// names one, when FILE is a file and FILE#SESSION is none.
+		if _, err := os.Stat(file); err != nil {
+			if fi, err := os.Stat(file[:i]); err == nil && fi.Mode().IsRegular() {
+				file, g.session = file[:i], file[i+1:]
+			}
+		}
+	}
 	st, err := stores.Open(g.Store, io)
 	if err != nil {
 		return nil, 0, "", nil, err
 	}
 	defer st.Close()
-	file, err := stores.SessionArg(context.Background(), st, io, g.File)
-	if err != nil {
-		return nil, 0, "", nil, err
+	if g.session == "" { // FILE#SESSION names a file
+		if file, err = stores.SessionArg(context.Background(), st, io, file); err != nil {
+			return nil, 0, "", nil, err
+		}
 	}
 	f, err := st.Open(context.Background(), file)
 	if err != nil {
 		return nil, 0, "", nil, stores.ErrorOf(err, g.File, stores.Read)
 	}
-	return f, f.Size(), g.File, func() { f.Close() }, nil
+	return f, f.Size(), file, func() { f.Close() }, nil
 }
 
 func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
@@ -93,7 +106,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	}
 	defer closeFn()
 	src, srcSize := r, size // the log as given, for its subagents
-	r, size, left, f, err := foreign(io, r, size, label)
+	r, size, left, f, err := foreign(io, r, size, label, g.session)
 	if err != nil {
 		return 0, err
 	}
@@ -197,7 +210,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 // foreign turns another agent's log into the panto session it becomes (in
 // a temporary file), so that it replays as one, and says how many of its
 // lines the reader left out; a log in no known format is an error.
-func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderAt, int64, int, agents.Format, error) {
+func foreign(io cli.IO, r goio.ReaderAt, size int64, label, session string) (goio.ReaderAt, int64, int, agents.Format, error) {
 	f, err := agents.Sniff(r, size)
 	switch {
 	case err != nil:
@@ -207,8 +220,11 @@ func foreign(io cli.IO, r goio.ReaderAt, size int64, label string) (goio.ReaderA
 	case f == agents.Unknown:
 		return nil, 0, 0, f, exitcode.Findingsf("%s: %v", label, agents.ErrNotALog)
 	}
-	tmp, n, st, err := agents.Convert(agents.Source{Path: label, R: r, Size: size}, f)
+	tmp, n, st, err := agents.Convert(agents.Source{Path: label, R: r, Size: size, Session: session}, f)
+	var several *agents.ErrSeveralSessions
 	switch {
+	case errors.As(err, &several):
+		return nil, 0, 0, f, exitcode.Usagef("%v", err)
 	case errors.Is(err, agents.ErrNotALog):
 		return nil, 0, 0, f, exitcode.Findingsf("%s: %v", label, err)
 	case err != nil:

@@ -174,6 +174,9 @@ type Source struct {
 	// Parent is the session id of the session whose subagent this log is
 	// (a Claude Code subagents/ file); found from the path when empty.
 	Parent string
+	// Session is the one session to read of a log that holds several (an
+	// OpenCode database); "" reads them all, each a header and its entries.
+	Session string
 }
 
 // Origin is where an imported session came from: its header's "origin".
@@ -306,6 +309,9 @@ type Options struct {
 	// Content builds each entry's Body; without it only replies, times and
 	// stamps are read (what a cost report needs), faster.
 	Content bool
+	// One says one session is wanted (a conversion): a log that holds
+	// several (an OpenCode database) is refused with ErrSeveralSessions.
+	One bool
 }
 
 // Stats counts what was converted how, for the summary an import prints
@@ -378,7 +384,7 @@ func ReadContext(ctx context.Context, src Source, f Format, opt Options, header 
 			return f, st, ErrNotALog
 		}
 	}
-	c := &converter{ctx: ctx, src: src, opt: opt, stats: st, header: header, entry: entry, taken: map[string]bool{}, open: map[string]*calls{}}
+	c := &converter{ctx: ctx, src: src, opt: opt, stats: st, header: header, entry: entry, taken: map[string]bool{}, open: map[string]*calls{}, one: opt.One}
 	defer func() {
 		if c.lines != nil {
 			c.lines.Reset(strings.NewReader(""), 0) // let the source go
@@ -469,6 +475,9 @@ type converter struct {
 	// geminiModel is the model of a Gemini CLI chat's last reply (a
 	// prompt's stamp).
 	geminiModel string
+	// one says one session is wanted (a conversion): a log of several is
+	// refused.
+	one bool
 }
 
 // begin writes the header, once.
@@ -1048,7 +1057,7 @@ func ConvertContext(ctx context.Context, src Source, f Format) (*os.File, int64,
 	os.Remove(tmp.Name())
 	w := bufio.NewWriterSize(tmp, 256<<10)
 	var line []byte
-	_, st, err := ReadContext(ctx, src, f, Options{Content: true},
+	_, st, err := ReadContext(ctx, src, f, Options{Content: true, One: true},
 		func(h *Header) error { _, err := w.Write(h.Line()); return err },
 		func(e *Entry) (err error) {
 			line, err = e.WriteLine(w, line)

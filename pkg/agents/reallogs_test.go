@@ -41,8 +41,8 @@ func TestRealLogs(t *testing.T) {
 		name := filepath.Base(path)
 		f, _ := Identify(bytes.NewReader(b), int64(len(b)))
 		switch filepath.Base(filepath.Dir(path)) {
-		case "claude-code", "codex", "pi":
-			if f != Claude && f != Codex && f != Pi {
+		case "claude-code", "codex", "pi", "opencode":
+			if f != Claude && f != Codex && f != Pi && f != OpenCode {
 				t.Errorf("%s: told %v", name, f)
 				return nil
 			}

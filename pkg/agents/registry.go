@@ -105,7 +105,7 @@ const (
 // registry is the table, in the order logs are told (the rows marked
 // early first): the first row whose detection says yes has the log.
 // Formats with no row (Unknown, Panto) are panto's own.
-var registry = []*Agent{claudeAgent, codexAgent, piAgent, geminiAgent, copilotAgent, ampAgent, cursorAgent, geminiStatsAgent}
+var registry = []*Agent{claudeAgent, codexAgent, piAgent, geminiAgent, copilotAgent, openCodeAgent, ampAgent, cursorAgent, geminiStatsAgent}
 
 // IsLogPath reports whether a directory walk takes the file at path for
 // a log: *.jsonl, or what a row's Names takes; never a hidden file (a

@@ -1,0 +1,405 @@
+package agents
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "modernc.org/sqlite" // a pure-Go SQLite: the binaries stay static, no cgo (README, dependencies)
+)
+
+// OpenCode's database (1.2.0 on) is a SQLite file in WAL mode that OpenCode
+// may be writing while panto reads it. SPEC §16: it is read without ever
+// being changed, and panto takes no lock OpenCode could wait on. So panto
+// never opens the user's file through SQLite's locking:
+//
+//   - With no "-wal" beside it (OpenCode is not running), it is opened
+//     immutable (?immutable=1): no lock, no -wal or -shm created (a plain
+//     read-only open creates both). Whether it changed during the read (the
+//     size, mtime and inode of the file, and no -wal appearing) is checked
+//     after each session is read; if it did, the session is read again from
+//     a snapshot, as below.
+//   - With a "-wal" beside it (OpenCode running, or stopped uncleanly), the
+//     newest writes are in the WAL, which an immutable reader ignores. The
+//     two files are copied into a private temporary directory as one
+//     consistent snapshot, and the copy is read: the WAL's header (its
+//     checkpoint sequence and salts, which change whenever SQLite restarts
+//     the WAL) is read before the database is copied and again after the WAL
+//     is; when they are the same, every page a checkpoint wrote into the
+//     database meanwhile came from a frame the copied WAL holds, which SQLite
+//     applies over it when it opens the copy (frames after the last commit,
+//     or torn by a write in progress, fail their checksums and are not used).
+//     When the header changed, the copy is made again.
+
+// sqliteMagic begins every SQLite database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// IsSQLite reports whether b, a file's first bytes, begin a SQLite database.
+func IsSQLite(b []byte) bool { return bytes.HasPrefix(b, sqliteMagic) }
+
+// ocDB is an open OpenCode database: the user's file immutable, or a
+// snapshot of it.
+type ocDB struct {
+	path     string // the user's file
+	db       *sql.DB
+	snapshot string // the temporary directory of the snapshot, "" for the file itself
+	state    fileState
+}
+
+// fileState is what says the database file did not change under an
+// immutable reader.
+type fileState struct {
+	size, mtime int64
+	ino         uint64
+	wal         bool
+}
+
+func stateOfDB(path string) (fileState, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileState{}, err
+	}
+	s := fileState{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inode(fi)}
+	if _, err := os.Lstat(path + "-wal"); err == nil {
+		s.wal = true
+	}
+	return s, nil
+}
+
+// openOpenCode opens the OpenCode database at path for reading (see
+// above). The caller closes it.
+func openOpenCode(path string) (*ocDB, error) {
+	st, err := stateOfDB(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &ocDB{path: path, state: st}
+	if st.wal {
+		return d, d.takeSnapshot()
+	}
+	db, err := sql.Open("sqlite", "file:"+uriPath(path)+"?mode=ro&immutable=1")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	d.db = db
+	return d, nil
+}
+
+// uriPath escapes path for a SQLite file: URI.
+func uriPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return (&url.URL{Path: path}).EscapedPath()
+}
+
+// changed reports whether the file an immutable reader reads changed since
+// it was opened (a snapshot never does).
+func (d *ocDB) changed() bool {
+	if d.snapshot != "" {
+		return false
+	}
+	st, err := stateOfDB(d.path)
+	return err != nil || st != d.state
+}
+
+// walHeader is the first 32 bytes of the WAL beside path: nil when there
+// is none.
+func walHeader(path string) ([]byte, error) {
+	f, err := os.Open(path + "-wal")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 32)
+	n, err := io.ReadFull(f, b)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return b[:n], nil // an empty WAL: no frame to apply
+	}
+	return b, err
+}
+
+// snapshotTries is how often a snapshot is taken again when the WAL was
+// restarted during the copy.
+const snapshotTries = 20
+
+// takeSnapshot copies the database and its WAL into a temporary directory
+// of panto's own as one consistent state, and opens the copy.
+func (d *ocDB) takeSnapshot() error {
+	if d.db != nil {
+		d.db.Close()
+		d.db = nil
+	}
+	dir, err := os.MkdirTemp("", "panto-opencode-*")
+	if err != nil {
+		return err
+	}
+	if d.snapshot != "" {
+		os.RemoveAll(d.snapshot)
+	}
+	d.snapshot = dir
+	copyDB := filepath.Join(dir, "opencode.db")
+	for try := 0; ; try++ {
+		before, err := walHeader(d.path)
+		if err != nil {
+			return err
+		}
+		if err := copyFile(d.path, copyDB); err != nil {
+			return err
+		}
+		os.Remove(copyDB + "-wal")
+		if before != nil {
+			if err := copyFile(d.path+"-wal", copyDB+"-wal"); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		after, err := walHeader(d.path)
+		if err != nil {
+			return err
+		}
+		copied, _ := walHeader(copyDB)
+		if before != nil && bytes.Equal(before, after) && bytes.Equal(before, copied) || before == nil && after == nil {
+			break
+		}
+		if try == snapshotTries {
+			return fmt.Errorf("%s: OpenCode kept restarting its write-ahead log while panto copied it: no consistent snapshot after %d tries (run again)", d.path, try+1)
+		}
+		time.Sleep(time.Duration(try+1) * 5 * time.Millisecond) // let the checkpoint end
+	}
+	db, err := sql.Open("sqlite", "file:"+uriPath(copyDB)+"?_pragma=query_only(1)")
+	if err != nil {
+		return err
+	}
+	db.SetMaxOpenConns(1)
+	d.db = db
+	return nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Close closes the database and removes the snapshot.
+func (d *ocDB) Close() error {
+	var err error
+	if d.db != nil {
+		err = d.db.Close()
+	}
+	if d.snapshot != "" {
+		os.RemoveAll(d.snapshot)
+	}
+	return err
+}
+
+// ocSchemaError is a SQLite database panto does not read as OpenCode's.
+type ocSchemaError struct{ msg string }
+
+func (e *ocSchemaError) Error() string { return e.msg }
+func (e *ocSchemaError) Unwrap() error { return ErrNotALog }
+
+// checkSchema says whether the database is OpenCode's, in a schema panto
+// reads: tables session, message and part with the columns read.
+func (d *ocDB) checkSchema() error {
+	need := map[string][]string{
+		"session": {"id", "parent_id", "directory", "title", "version", "time_created"},
+		"message": {"id", "session_id", "time_created", "data"},
+		"part":    {"id", "message_id", "session_id", "data"},
+	}
+	var missing []string
+	found := 0
+	for _, t := range []string{"session", "message", "part"} {
+		cols := map[string]bool{}
+		rows, err := d.db.Query("SELECT name FROM pragma_table_info(?)", t)
+		if err != nil {
+			return d.sqlErr(err)
+		}
+		for rows.Next() {
+			var c string
+			if err := rows.Scan(&c); err != nil {
+				rows.Close()
+				return d.sqlErr(err)
+			}
+			cols[c] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return d.sqlErr(err)
+		}
+		if len(cols) == 0 {
+			missing = append(missing, "table "+t)
+			continue
+		}
+		found++
+		for _, c := range need[t] {
+			if !cols[c] {
+				missing = append(missing, t+"."+c)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var migration string
+	d.db.QueryRow("SELECT id FROM migration ORDER BY id DESC LIMIT 1").Scan(&migration)
+	if found == 0 && migration == "" {
+		return &ocSchemaError{"not a session log: a SQLite database that is not OpenCode's (no tables session, message, part)"}
+	}
+	what := "an OpenCode database"
+	if migration != "" {
+		what += " at migration " + migration
+	}
+	return &ocSchemaError{fmt.Sprintf("not a session log: %s whose schema panto does not read (no %s): a newer OpenCode? read it with `opencode export`, or update panto", what, strings.Join(missing, ", "))}
+}
+
+// sqlErr names the database in a driver's error; a file SQLite cannot read
+// as a database (a torn copy) is said so.
+func (d *ocDB) sqlErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") || strings.Contains(msg, "file is encrypted") {
+		return fmt.Errorf("%s: the SQLite database is damaged (%v): read a consistent copy (OpenCode's own `opencode export`)", d.path, err)
+	}
+	return fmt.Errorf("%s: reading the OpenCode database: %w", d.path, err)
+}
+
+// ocSessionRow is a session as its table lists it.
+type ocSessionRow struct {
+	id, parent, dir, title, version string
+	created                         int64
+}
+
+// sessions lists the sessions that have messages, oldest first.
+func (d *ocDB) sessions(only string) ([]ocSessionRow, error) {
+	q := `SELECT id, COALESCE(parent_id,''), COALESCE(directory,''), COALESCE(title,''), COALESCE(version,''), COALESCE(time_created,0)
+		FROM session WHERE EXISTS (SELECT 1 FROM message WHERE message.session_id = session.id)`
+	var args []any
+	if only != "" {
+		q += " AND id = ?"
+		args = append(args, only)
+	}
+	rows, err := d.db.Query(q+" ORDER BY time_created, id", args...)
+	if err != nil {
+		return nil, d.sqlErr(err)
+	}
+	defer rows.Close()
+	var out []ocSessionRow
+	for rows.Next() {
+		var s ocSessionRow
+		if err := rows.Scan(&s.id, &s.parent, &s.dir, &s.title, &s.version, &s.created); err != nil {
+			return nil, d.sqlErr(err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, d.sqlErr(err)
+	}
+	// Messages whose session has no row (a database cut between writes)
+	// are a session all the same: nothing is dropped.
+	if only == "" {
+		orphans, err := d.db.Query(`SELECT session_id, MIN(time_created) FROM message
+			WHERE session_id NOT IN (SELECT id FROM session) GROUP BY session_id ORDER BY 2, 1`)
+		if err != nil {
+			return nil, d.sqlErr(err)
+		}
+		defer orphans.Close()
+		for orphans.Next() {
+			var s ocSessionRow
+			if err := orphans.Scan(&s.id, &s.created); err != nil {
+				return nil, d.sqlErr(err)
+			}
+			out = append(out, s)
+		}
+		if err := orphans.Err(); err != nil {
+			return nil, d.sqlErr(err)
+		}
+	}
+	return out, nil
+}
+
+// load reads a session's messages and their parts, in OpenCode's order:
+// messages by (time_created, id), parts by id. With content false, only
+// what a cost report needs is read of each part.
+func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
+	tx, err := d.db.Begin() // one read transaction: the messages and parts of one moment
+	if err != nil {
+		return nil, d.sqlErr(err)
+	}
+	defer tx.Rollback()
+	out := &ocSession{id: s.id, parent: s.parent, dir: s.dir, title: s.title, version: s.version, created: s.created}
+	rows, err := tx.Query(`SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id`, s.id)
+	if err != nil {
+		return nil, d.sqlErr(err)
+	}
+	index := map[string]int{}
+	for rows.Next() {
+		var m ocMessage
+		if err := rows.Scan(&m.id, &m.created, &m.data); err != nil {
+			rows.Close()
+			return nil, d.sqlErr(err)
+		}
+		index[m.id] = len(out.msgs)
+		out.msgs = append(out.msgs, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, d.sqlErr(err)
+	}
+	q := `SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id`
+	if !content {
+		// A cost report needs the step-finish parts' usage only.
+		q = `SELECT id, message_id, data FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'step-finish' ORDER BY message_id, id`
+	}
+	prows, err := tx.Query(q, s.id)
+	if err != nil {
+		return nil, d.sqlErr(err)
+	}
+	defer prows.Close()
+	for prows.Next() {
+		var p ocPart
+		var mid string
+		if err := prows.Scan(&p.id, &mid, &p.data); err != nil {
+			return nil, d.sqlErr(err)
+		}
+		if i, ok := index[mid]; ok {
+			out.msgs[i].parts = append(out.msgs[i].parts, p)
+		} else {
+			out.strayParts++
+		}
+	}
+	return out, d.sqlErr(prows.Err())
+}
+
+// inode is fi's inode number, 0 where the system has none.
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}

@@ -1,0 +1,373 @@
+package agents
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// ocDocument reads an OpenCode log that is one JSON document: an
+// `opencode export` file, or a session file of the storage/ tree.
+func (c *converter) ocDocument() error {
+	kind, err := ocDocKind(c.src)
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case "export":
+		return c.ocExport()
+	case "storage":
+		return c.ocStorage()
+	case "storage-piece":
+		return fmt.Errorf("%w: a message or part of OpenCode's storage/ tree, not a session: read its session (storage/session/PROJECT/SESSION.json) or the data directory", ErrNotALog)
+	}
+	return ErrNotALog
+}
+
+// ocDocKind tells an OpenCode JSON document by its first members: an
+// export ({info, messages}), a storage/ session ({id: "ses_…", projectID,
+// …}), a storage/ message or part (sessionID, or messageID); "" for none.
+func ocDocKind(src Source) (string, error) {
+	dec := json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(src.R, 0, src.Size), 64<<10))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", nil
+	}
+	keys := map[string]bool{}
+	var id string
+	for n := 0; n < 64 && dec.More(); n++ {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		k, _ := t.(string)
+		keys[k] = true
+		if k == "info" || k == "messages" {
+			if keys["info"] && keys["messages"] || k == "messages" {
+				break
+			}
+		}
+		var v json.RawMessage
+		if k == "info" || k == "id" {
+			if err := dec.Decode(&v); err != nil {
+				break
+			}
+			if k == "id" {
+				json.Unmarshal(v, &id)
+			}
+			continue
+		}
+		if err := skipValue(dec); err != nil {
+			break
+		}
+	}
+	switch {
+	case keys["info"] && keys["messages"], keys["messages"] && !keys["id"]:
+		return "export", nil
+	case strings.HasPrefix(id, "ses_") && keys["projectID"]:
+		return "storage", nil
+	case keys["messageID"] && keys["sessionID"], strings.HasPrefix(id, "msg_") && keys["sessionID"]:
+		return "storage-piece", nil
+	}
+	return "", nil
+}
+
+// skipValue reads past the next value of dec without keeping it.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// ocExport reads an `opencode export` document message by message: a
+// document of hundreds of MB is never held whole (one message at a time).
+// A document cut short gives the messages before the cut, and says so.
+func (c *converter) ocExport() error {
+	info, err := c.ocExportInfo()
+	if err != nil {
+		return err
+	}
+	s := &ocSession{id: info.Get("id").Str, parent: info.Get("parentID").Str, dir: info.Get("directory").Str,
+		title: info.Get("title").Str, version: info.Get("version").Str, created: info.Get("time.created").Int(), path: c.src.Path}
+	if s.parent == "REDACTED" {
+		s.parent = ""
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(c.src.R, 0, c.src.Size), 256<<10))
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	started := false
+	start := func(first int64) error {
+		if started {
+			return nil
+		}
+		started = true
+		if s.created <= 0 {
+			s.created = first
+		}
+		return c.ocEmit(&ocSession{id: s.id, parent: s.parent, dir: s.dir, title: s.title, version: s.version, created: s.created, path: s.path})
+	}
+	older := ocBefore116(s.version)
+	n := 0
+	cut := func() error {
+		if err := start(0); err != nil {
+			return err
+		}
+		c.stats.Torn = n + 1
+		c.stats.add("opencode export cut short (messages after the last whole one not read)", 1)
+		return nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return cut()
+		}
+		if t != "messages" {
+			if err := skipValue(dec); err != nil {
+				return cut()
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return cut()
+		}
+		for dec.More() {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return cut()
+			}
+			n++
+			m := gjson.ParseBytes(raw)
+			mi := m.Get("info")
+			msg := ocMessage{id: mi.Get("id").Str, created: mi.Get("time.created").Int(), data: mi.Raw, raw: n}
+			m.Get("parts").ForEach(func(_, p gjson.Result) bool {
+				msg.parts = append(msg.parts, ocPart{id: p.Get("id").Str, data: p.Raw})
+				return true
+			})
+			if msg.id == "" || msg.id == "REDACTED" {
+				msg.id = fmt.Sprintf("message %d", n) // Entire's redaction: still one message each
+			}
+			if err := start(msg.created); err != nil {
+				return err
+			}
+			if err := c.ocMessage(s, &msg, older); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return cut()
+		}
+	}
+	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
+		return cut()
+	}
+	return start(0)
+}
+
+// ocExportInfo reads the export's "info" member (the session), wherever it
+// is among the members.
+func (c *converter) ocExportInfo() (gjson.Result, error) {
+	dec := json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(c.src.R, 0, c.src.Size), 64<<10))
+	if _, err := dec.Token(); err != nil {
+		return gjson.Result{}, ErrNotALog
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if t == "info" {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				break
+			}
+			info := gjson.ParseBytes(raw)
+			if info.Get("id").Type != gjson.String {
+				break
+			}
+			return info, nil
+		}
+		if err := skipValue(dec); err != nil {
+			break
+		}
+	}
+	return gjson.Result{}, fmt.Errorf("%w: an OpenCode export without its session (\"info\" with an id), or cut short before it", ErrNotALog)
+}
+
+// ocStorage reads a session of the storage/ tree (OpenCode up to 1.1):
+// storage/session/PROJECT/SESSION.json, its messages in
+// storage/message/SESSION/*.json, their parts in storage/part/MESSAGE/*.json.
+// Ids come from the file names, not the JSON (earlier migrations moved
+// files without changing them).
+func (c *converter) ocStorage() error {
+	b, err := io.ReadAll(io.NewSectionReader(c.src.R, 0, c.src.Size))
+	if err != nil {
+		return err
+	}
+	info := gjson.ParseBytes(b)
+	id := strings.TrimSuffix(filepath.Base(c.src.Path), ".json")
+	if !strings.HasPrefix(id, "ses_") {
+		id = info.Get("id").Str
+	}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(c.src.Path))) // storage/
+	s := &ocSession{id: id, parent: info.Get("parentID").Str, dir: info.Get("directory").Str, title: info.Get("title").Str,
+		version: info.Get("version").Str, created: info.Get("time.created").Int(), path: c.src.Path}
+	files, err := filepath.Glob(filepath.Join(root, "message", id, "*.json"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		m := gjson.ParseBytes(data)
+		if !m.IsObject() {
+			c.stats.add("opencode storage files that are no JSON object (not read)", 1)
+			c.stats.Corrupt = append(c.stats.Corrupt, 0)
+			continue
+		}
+		msg := ocMessage{id: strings.TrimSuffix(filepath.Base(f), ".json"), created: m.Get("time.created").Int(), data: string(data)}
+		parts, _ := filepath.Glob(filepath.Join(root, "part", msg.id, "*.json"))
+		for _, pf := range parts {
+			pd, err := os.ReadFile(pf)
+			if err != nil {
+				return err
+			}
+			if !gjson.ValidBytes(pd) {
+				c.stats.add("opencode storage files that are no JSON object (not read)", 1)
+				c.stats.Corrupt = append(c.stats.Corrupt, 0)
+				continue
+			}
+			msg.parts = append(msg.parts, ocPart{id: strings.TrimSuffix(filepath.Base(pf), ".json"), data: string(pd)})
+		}
+		sort.Slice(msg.parts, func(i, j int) bool { return msg.parts[i].id < msg.parts[j].id })
+		s.msgs = append(s.msgs, msg)
+	}
+	sort.SliceStable(s.msgs, func(i, j int) bool {
+		a, b := s.msgs[i], s.msgs[j]
+		if a.created != b.created {
+			return a.created < b.created
+		}
+		return a.id < b.id
+	})
+	if s.created <= 0 && len(s.msgs) > 0 {
+		s.created = s.msgs[0].created
+	}
+	return c.ocEmit(s)
+}
+
+// ocStream reads the JSON Lines `opencode run --format json` prints: one
+// event per part, in order; the parts of one message are consecutive.
+// They name no model and hold no prompt: each message is an assistant
+// reply of an unknown model (its cost unknown, never $0).
+func (c *converter) ocStream() error {
+	lr := c.newLines()
+	var s *ocSession
+	var cur *ocMessage
+	where := map[string]int{} // part id → its index in cur.parts: an update replaces it
+	var errs []string
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		data := `{"role":"assistant","time":{"created":` + fmt.Sprint(cur.created) + `}`
+		finish := ""
+		for _, p := range cur.parts {
+			if v := gjson.Parse(p.data); v.Get("type").Str == "step-finish" {
+				finish = v.Get("reason").Str
+			}
+		}
+		if finish != "" {
+			data += `,"finish":` + string(jsonString(finish))
+		}
+		if len(errs) > 0 {
+			data += `,"error":` + string(jsonString(strings.Join(errs, "; ")))
+		}
+		cur.data = data + "}"
+		err := c.ocMessage(s, cur, false)
+		cur, errs = nil, nil
+		clear(where)
+		return err
+	}
+	for {
+		n, _, raw, err := c.line(lr)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		l := gjson.ParseBytes(raw)
+		if s == nil {
+			sid := l.Get("sessionID").Str
+			if sid == "" {
+				return ErrNotALog
+			}
+			s = &ocSession{id: strings.Clone(sid), created: l.Get("timestamp").Int(), path: c.src.Path}
+			if err := c.ocEmit(s); err != nil {
+				return err
+			}
+		}
+		part := l.Get("part")
+		if !part.IsObject() {
+			if l.Get("type").Str == "error" {
+				errs = append(errs, ocError(l.Get("error")))
+				continue
+			}
+			c.e = Entry{Line: n, ID: c.id("line\x00" + c.at(n)), ParentID: c.last}
+			c.e.Kind = "opencode.event"
+			c.stats.add("opencode events kept", 1)
+			c.e.Body = c.kept(ocAgent, raw)
+			if err := c.emit(&c.e); err != nil {
+				return err
+			}
+			continue
+		}
+		mid := part.Get("messageID").Str
+		if cur != nil && cur.id != mid {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if cur == nil {
+			cur = &ocMessage{id: strings.Clone(mid), created: l.Get("timestamp").Int(), raw: n}
+		}
+		p := ocPart{id: strings.Clone(part.Get("id").Str), data: string(part.Raw)}
+		if i, ok := where[p.id]; ok && p.id != "" {
+			cur.parts[i] = p
+		} else {
+			where[p.id] = len(cur.parts)
+			cur.parts = append(cur.parts, p)
+		}
+	}
+	if s == nil {
+		return ErrNotALog
+	}
+	return flush()
+}
+
+func jsonString(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}

@@ -1,0 +1,480 @@
+package agents
+
+import (
+	"bufio"
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/panto-dev/panto/pkg/session"
+	"github.com/tidwall/gjson"
+)
+
+// ocMakeDB creates an OpenCode database at path from the SQL files given
+// (testdata/opencode/schema.sql first), closed cleanly: no -wal beside it,
+// as OpenCode leaves it when it is not running.
+func ocMakeDB(t testing.TB, path string, sqlFiles ...string) {
+	t.Helper()
+	db := ocOpenRW(t, path)
+	for _, f := range sqlFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(string(b)); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ocOpenRW(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+uriPath(path)+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	return db
+}
+
+var (
+	ocSchema = filepath.Join("..", "..", "testdata", "opencode", "schema.sql")
+	ocShapes = filepath.Join("..", "..", "testdata", "opencode", "shapes.sql")
+)
+
+// ocRead reads src with content, and returns the headers and each
+// session's entry lines.
+func ocRead(t *testing.T, src Source, opt Options) ([]Header, [][]string, *Stats, error) {
+	t.Helper()
+	var hs []Header
+	var es [][]string
+	_, st, err := Read(src, OpenCode, opt, func(h *Header) error {
+		hs = append(hs, *h)
+		es = append(es, nil)
+		return nil
+	}, func(e *Entry) error {
+		es[len(es)-1] = append(es[len(es)-1], string(e.AppendLine(nil)))
+		return nil
+	})
+	return hs, es, st, err
+}
+
+func fileSource(t testing.TB, path string) Source {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Source{Path: path, R: f, Size: fi.Size()}
+}
+
+func TestOpenCodeShapes(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "opencode.db")
+	ocMakeDB(t, db, ocSchema, ocShapes)
+	hs, es, st, err := ocRead(t, fileSource(t, db), Options{Content: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 3 || hs[0].Origin.ID != "ses_A" || hs[1].Origin.ID != "ses_B" || hs[1].Origin.Parent != "ses_A" || hs[2].Origin.ID != "ses_C" {
+		t.Fatalf("headers %+v", hs)
+	}
+	if hs[0].Timestamp != "2026-05-28T20:26:40.000Z" || hs[0].Cwd != "/proj" || hs[0].Origin.Agent != "opencode" {
+		t.Errorf("header %+v", hs[0])
+	}
+	a := es[0]
+	want := []string{
+		`"role":"user","content":[{"type":"text","text":"List the files here"},{"type":"text","text":"[file: shot.png, image/png, 5 bytes]"}]`,
+		`{"type":"thinking","thinking":"The user wants a listing.","signature":"sig-1"},{"type":"text","text":"I will look."},{"type":"toolUse","id":"call_1","name":"bash","input":"{\"command\":\"ls\"}"},{"type":"toolUse","id":"call_2","name":"read","input":"{\"filePath\":\"/proj/c.txt\"}"}],"provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"toolUse","usage":{"input":1000,"output":250,"cacheRead":3000,"cacheWrite":400,"reasoning":50},"responseId":"opencode:msg_a2"}`,
+		`[{"type":"toolResult","toolUseId":"call_1","content":"a.txt\nb.txt"},{"type":"toolResult","toolUseId":"call_2","content":"no such file","isError":true}]`,
+		`"text":"Done: a.txt and b.txt."}],"provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"stop","usage":{"input":10,"output":10,"reasoning":5}`,
+		`"text":"[compaction requested: automatic]"`,
+		`"text":"Summary: the files are a.txt and b.txt."}],"provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"stop","usage":{"input":500,"output":100,"reasoning":20}`,
+		`{"type":"compaction",`,
+		`"text":"Go on"`,
+		`[{"type":"text","text":"[error] APIError: Overloaded"}],"provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"error","usage":{"input":0,"output":0}`,
+		`"text":"Count the lines"`,
+		`[{"type":"toolUse","id":"call_3","name":"bash","input":"{\"command\":\"wc -l a.txt\"}"}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":0,"output":0}`,
+	}
+	if len(a) != len(want) {
+		t.Fatalf("ses_A: %d entries, want %d:\n%s", len(a), len(want), strings.Join(a, ""))
+	}
+	for i, w := range want {
+		if !strings.Contains(a[i], w) {
+			t.Errorf("ses_A entry %d:\n%s\nwant it to hold\n%s", i, a[i], w)
+		}
+	}
+	if c := gjson.Get(a[6], "summary").Str; c != "Summary: the files are a.txt and b.txt." || gjson.Get(a[6], "firstKeptEntryId").Exists() {
+		t.Errorf("compaction %s", a[6])
+	}
+	// ses_B (1.2.21): output already holds reasoning; OpenCode's own cost
+	// (0.0155, reasoning twice) is not read.
+	if len(es[1]) != 2 || !strings.Contains(es[1][1], `"usage":{"input":10000,"output":200,"reasoning":100}`) {
+		t.Errorf("ses_B %q", es[1])
+	}
+	// ses_C (1.2.21, no total): output holds its reasoning.
+	if len(es[2]) != 2 || !strings.Contains(es[2][1], `"usage":{"input":100,"output":80,"reasoning":30}`) {
+		t.Errorf("ses_C %q", es[2])
+	}
+	if st.Counts["tool results"] != 2 || st.Counts["opencode sessions"] != 3 || len(st.Corrupt) != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	// Every session converted alone is fsck-clean.
+	for _, id := range []string{"ses_A", "ses_B", "ses_C"} {
+		src := fileSource(t, db)
+		src.Session = id
+		tmp, _, _, err := Convert(src, OpenCode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(tmp.Name())
+		tmp.Close()
+		_ = b
+	}
+}
+
+func TestOpenCodeOneSession(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "opencode.db")
+	ocMakeDB(t, db, ocSchema, ocShapes)
+	_, _, _, err := Convert(fileSource(t, db), OpenCode)
+	var several *ErrSeveralSessions
+	if !errors.As(err, &several) || len(several.IDs) != 3 {
+		t.Fatalf("Convert of a database of 3 sessions: %v", err)
+	}
+	src := fileSource(t, db)
+	src.Session = "ses_B"
+	tmp, _, _, err := Convert(src, OpenCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tmp.Close()
+	var lines []string
+	b := make([]byte, 1<<16)
+	n, _ := tmp.ReadAt(b, 0)
+	lines = strings.Split(strings.TrimSpace(string(b[:n])), "\n")
+	if len(lines) != 3 || session.Classify([]byte(lines[0])).Kind != session.KindHeader || !strings.Contains(lines[0], `"origin":{"agent":"opencode","id":"ses_B"`) || !strings.Contains(lines[0], `"parent":"ses_A"`) {
+		t.Fatalf("ses_B alone:\n%s", b[:n])
+	}
+	ids, err := Sessions(db)
+	if err != nil || strings.Join(ids, ",") != "ses_A,ses_B,ses_C" {
+		t.Fatalf("Sessions: %v %v", ids, err)
+	}
+}
+
+// ocDirState is what a directory holds: names, sizes, times and bytes.
+func ocDirState(t testing.TB, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		b.WriteString(e.Name() + " " + fi.ModTime().String() + " " + fi.Mode().String() + " " + string(rune(len(data))) + "\n")
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// A database OpenCode is not running on (no -wal) is read in place and
+// left as it was: no -wal or -shm created, not a byte or a time changed;
+// in a directory that is read-only too.
+func TestOpenCodeUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "opencode.db")
+	ocMakeDB(t, db, ocSchema, ocShapes)
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	before := ocDirState(t, dir)
+	for _, opt := range []Options{{}, {Content: true}} {
+		if _, _, _, err := ocRead(t, fileSource(t, db), opt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := ocDirState(t, dir); after != before {
+		t.Fatalf("the directory changed:\n%.300q\nwas\n%.300q", after, before)
+	}
+}
+
+func TestOpenCodeNotOurs(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.db")
+	db := ocOpenRW(t, other)
+	if _, err := db.Exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('x')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, _, _, err := ocRead(t, fileSource(t, other), Options{})
+	if !errors.Is(err, ErrNotALog) || !strings.Contains(err.Error(), "a SQLite database that is not OpenCode's") {
+		t.Errorf("another SQLite database: %v", err)
+	}
+	// A newer OpenCode whose message table no longer has "data": refused,
+	// naming its last migration.
+	newer := filepath.Join(dir, "newer.db")
+	db = ocOpenRW(t, newer)
+	if _, err := db.Exec(`CREATE TABLE migration (id TEXT PRIMARY KEY, time_completed INTEGER NOT NULL);
+		INSERT INTO migration VALUES ('20270101000000_message_columns', 1);
+		CREATE TABLE session (id TEXT PRIMARY KEY, parent_id TEXT, directory TEXT, title TEXT, version TEXT, time_created INTEGER);
+		CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, role TEXT, body TEXT);
+		CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, data TEXT);`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, _, _, err = ocRead(t, fileSource(t, newer), Options{})
+	if !errors.Is(err, ErrNotALog) || !strings.Contains(err.Error(), "at migration 20270101000000_message_columns whose schema panto does not read (no message.data)") {
+		t.Errorf("a newer schema: %v", err)
+	}
+	// A file that begins as SQLite and is cut short.
+	b, _ := os.ReadFile(other)
+	torn := filepath.Join(dir, "torn.db")
+	os.WriteFile(torn, b[:100], 0o600)
+	_, _, _, err = ocRead(t, fileSource(t, torn), Options{})
+	if err == nil {
+		t.Errorf("a torn database read without error")
+	}
+	_ = bytes.MinRead
+}
+
+// TestOpenCodeWriterProcess is the OpenCode stand-in the writer tests
+// start as a process of its own (SQLite's locks are per process): it
+// writes the database named by PANTO_OC_WRITER as PANTO_OC_MODE says,
+// prints "ready" when it has begun, and ends when its stdin closes.
+//
+//	hold   holds a write transaction (rows written, not committed) until
+//	       stdin closes; then commits and checkpoints, waiting on no one
+//	       (busy_timeout 0): a reader that held a lock would fail it.
+//	write  commits, over and over, an assistant message and the
+//	       step-finish part that holds its usage, in one transaction each,
+//	       checkpointing every few pages (so the WAL restarts often).
+func TestOpenCodeWriterProcess(t *testing.T) {
+	path := os.Getenv("PANTO_OC_WRITER")
+	if path == "" {
+		t.Skip("the writer of the OpenCode writer tests")
+	}
+	db, err := sql.Open("sqlite", "file:"+uriPath(path)+"?_pragma=busy_timeout(0)&_pragma=wal_autocheckpoint(4)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	stop := make(chan struct{})
+	go func() {
+		b := make([]byte, 1)
+		for {
+			if _, err := os.Stdin.Read(b); err != nil {
+				close(stop)
+				return
+			}
+		}
+	}()
+	insert := func(x execer, i int) {
+		id := ocWriterID(i)
+		if _, err := x.Exec(`INSERT INTO message VALUES (?, 'ses_A', ?, ?, ?)`, id, 1780000050000+i, 1780000050000+i,
+			`{"role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","time":{"created":`+itoa(1780000050000+i)+`},"tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"finish":"stop"}`); err != nil {
+			t.Fatal(err)
+		}
+		pad := strings.Repeat("x", 3000) // pages: the WAL grows and is checkpointed
+		if _, err := x.Exec(`INSERT INTO part VALUES (?, ?, 'ses_A', 0, 0, ?)`, "prt_w"+id, id,
+			`{"type":"step-finish","reason":"stop","tokens":{"total":3,"input":1,"output":2,"reasoning":0,"cache":{"read":0,"write":0}},"pad":"`+pad+`"}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	switch os.Getenv("PANTO_OC_MODE") {
+	case "hold":
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 50 {
+			insert(tx, i)
+		}
+		os.Stdout.WriteString("ready\n")
+		<-stop
+		if err := tx.Commit(); err != nil {
+			t.Fatalf("commit: %v", err)
+		}
+		if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			t.Fatalf("checkpoint: %v", err)
+		}
+		var busy, logged, done int
+		if err := db.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done); err != nil || busy != 0 {
+			t.Fatalf("checkpoint: busy %d, %v", busy, err)
+		}
+	case "write":
+		for i := 0; ; i++ {
+			tx, err := db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			insert(tx, i)
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				os.Stdout.WriteString("ready\n")
+			}
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}
+}
+
+type execer interface {
+	Exec(string, ...any) (sql.Result, error)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func ocWriterID(i int) string { return fmt.Sprintf("msg_w%08d", i) }
+
+// ocWriter starts the writer process on db and waits until it has begun.
+func ocWriter(t *testing.T, db, mode string) (stop func()) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenCodeWriterProcess$", "-test.v")
+	cmd.Env = append(os.Environ(), "PANTO_OC_WRITER="+db, "PANTO_OC_MODE="+mode)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs bytes.Buffer
+	cmd.Stderr = &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(out)
+	var log strings.Builder
+	for {
+		line, err := r.ReadString('\n')
+		log.WriteString(line)
+		if line == "ready\n" {
+			break
+		}
+		if err != nil {
+			cmd.Wait()
+			t.Fatalf("the writer did not begin: %s%s", log.String(), errs.String())
+		}
+	}
+	done := make(chan struct{})
+	go func() { io.Copy(&log, r); close(done) }()
+	return func() {
+		in.Close()
+		<-done
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("the writer: %v\n%s%s", err, log.String(), errs.String())
+		}
+	}
+}
+
+// While OpenCode holds a write transaction, panto reads what is committed
+// (not the rows in the transaction), without waiting and without taking a
+// lock: the writer then commits and checkpoints with no busy timeout. The
+// database file and its directory are as they were, but for what the
+// writer itself did.
+func TestOpenCodeWriterHolds(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", t.TempDir())
+	db := filepath.Join(dir, "opencode.db")
+	ocMakeDB(t, db, ocSchema, ocShapes)
+	stop := ocWriter(t, db, "hold")
+	before := ocDirState(t, dir)
+	for _, opt := range []Options{{}, {Content: true}} {
+		hs, es, _, err := ocRead(t, fileSource(t, db), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hs) != 3 || len(es[0]) != 11 && opt.Content {
+			t.Fatalf("read %d sessions, %d entries of ses_A, while a write transaction is open", len(hs), len(es[0]))
+		}
+	}
+	if after := ocDirState(t, dir); after != before {
+		t.Fatalf("the directory changed under the reader:\n%.400q\nwas\n%.400q", after, before)
+	}
+	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+	stop()
+	// The commit is read now.
+	_, es, _, err := ocRead(t, fileSource(t, db), Options{Content: true})
+	if err != nil || len(es[0]) != 11+1+50 { // and the running call, answered as interrupted
+		t.Fatalf("after the commit: %d entries of ses_A, %v", len(es[0]), err)
+	}
+}
+
+// While OpenCode commits continuously (and checkpoints every few pages, so
+// the WAL restarts under the reader), every read is a consistent state: no
+// error, and every message it holds has the step-finish part committed
+// with it.
+func TestOpenCodeWriterWrites(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", t.TempDir())
+	db := filepath.Join(dir, "opencode.db")
+	ocMakeDB(t, db, ocSchema, ocShapes)
+	stop := ocWriter(t, db, "write")
+	last := 0
+	for read := 0; read < 60; read++ {
+		src := fileSource(t, db)
+		src.Session = "ses_A"
+		n := 0
+		_, _, err := Read(src, OpenCode, Options{}, func(*Header) error { return nil }, func(e *Entry) error {
+			if e.Reply != nil && strings.Contains(e.Reply.Key, "msg_w") {
+				n++
+				if u := e.Reply.Usage; u.Input != 1 || u.Output != 2 {
+					return fmt.Errorf("%s read without its step-finish part: usage %+v", e.Reply.Key, u)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("read %d: %v", read, err)
+		}
+		if n < last {
+			t.Fatalf("read %d: %d messages of the writer, %d before", read, n, last)
+		}
+		last = n
+	}
+	names := func() string {
+		ents, _ := os.ReadDir(dir)
+		var s []string
+		for _, e := range ents {
+			s = append(s, e.Name())
+		}
+		return strings.Join(s, " ")
+	}()
+	stop()
+	if names != "opencode.db opencode.db-shm opencode.db-wal" {
+		t.Errorf("beside the database while it was written: %s", names)
+	}
+	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+	t.Logf("the last read saw %d of the writer's messages", last)
+}
