@@ -15,6 +15,7 @@ import (
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/store"
 )
 
 // Severities. Errors and warnings are damage a person must look at (exit
@@ -317,6 +318,9 @@ func (a *Analysis) line(n int, off int64, raw []byte, term bool, c *session.Line
 	}
 	if c.Kind == session.KindUnknown && c.Type == "compaction" && c.ID != "" {
 		a.compacts = append(a.compacts, compaction{n, off, c.ID, rawjson.Str(session.Field(raw, "firstKeptEntryId"))})
+		if err := store.CheckCompactionRequest(raw); err != nil {
+			a.add(Finding{ID: "invalidEntry", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("compaction %s: %v: its cost is unknown", c.ID, err)})
+		}
 	}
 	if c.Type == "session" && n > 1 && bytes.Equal(raw, a.first) {
 		a.dupHead = append(a.dupHead, span{n, off, off + int64(len(raw)) + 1, false})

@@ -59,14 +59,17 @@ func TestReplyUsage(t *testing.T) {
 		problem       string
 	}{
 		{"all counters", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1,"output":20,"cacheRead":300,"cacheWrite":4000,"reasoning":5,"cacheWrite1h":60}`, Usage{1, 20, 300, 4000, 5, 60}, true, ""},
-		{"usage before role", `"usage":{"output":7,"other":{"x":[1]}},"role":"assistant","content":[],"provider":"p","model":"m"`, Usage{Output: 7}, true, ""},
+		{"usage before role", `"usage":{"output":7,"other":{"x":[1]},"input":0},"role":"assistant","content":[],"provider":"p","model":"m"`, Usage{Output: 7}, true, ""},
 		{"escaped keys", `"role":"assistant","content":[],"provider":"p","model":"m","\u0075sage":{"\u0069nput":2,"output":3}`, Usage{Input: 2, Output: 3}, true, ""},
-		{"first usage wins", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1},"usage":{"input":9}`, Usage{Input: 1}, true, ""},
-		{"last counter wins", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1,"input":9}`, Usage{Input: 9}, true, ""},
+		{"first usage wins", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1,"output":0},"usage":{"input":9,"output":0}`, Usage{Input: 1}, true, ""},
+		{"last counter wins", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1,"input":9,"output":0}`, Usage{Input: 9}, true, ""},
 		{"integral float", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":1e3,"output":2.0}`, Usage{Input: 1000, Output: 2}, true, ""},
 		{"string counter", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":"1","output":2}`, Usage{}, false, "session: invalid message: usage.input must be a non-negative integer"},
 		{"not an object", `"role":"assistant","content":[],"provider":"p","model":"m","usage":[1]`, Usage{}, false, `session: invalid message: "usage" must be an object`},
-		{"part over whole", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"output":1,"reasoning":2}`, Usage{Output: 1, Reasoning: 2}, false, "session: invalid message: usage.reasoning (2) is a part of usage.output (1) and cannot exceed it"},
+		// hostile #15: a usage without input and output priced as a known $0
+		{"empty usage", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{}`, Usage{}, false, "session: invalid message: usage needs \"input\" and \"output\" (unknown is not zero)"},
+		{"no output", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":3}`, Usage{}, false, "session: invalid message: usage needs \"input\" and \"output\" (unknown is not zero)"},
+		{"part over whole", `"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":0,"output":1,"reasoning":2}`, Usage{Output: 1, Reasoning: 2}, false, "session: invalid message: usage.reasoning (2) is a part of usage.output (1) and cannot exceed it"},
 		{"role error first", `"role":"bot","content":[],"usage":{"input":"x"}`, Usage{}, false, `session: invalid message: "role" must be system, user or assistant`},
 		{"no usage", `"role":"assistant","content":[],"provider":"p","model":"m"`, Usage{}, false, ""},
 	}

@@ -88,6 +88,7 @@ func usageAt(b []byte, i, depth int) (int, Usage, error) {
 		return skip(b, i, depth), Usage{}, fmt.Errorf("%w: \"usage\" must be an object", ErrInvalidMsg)
 	}
 	var vals [6]int64
+	var seen [6]bool
 	bad := -1
 	end, ok := rawjson.Object(b, i, depth, func(k []byte, vs int) int {
 		ve := skip(b, vs, depth+1)
@@ -96,7 +97,7 @@ func usageAt(b []byte, i, depth int) (int, Usage, error) {
 			if !ok {
 				bad = j
 			}
-			vals[j] = n
+			vals[j], seen[j] = n, true
 		}
 		return ve
 	})
@@ -106,6 +107,11 @@ func usageAt(b []byte, i, depth int) (int, Usage, error) {
 	if bad >= 0 {
 		name := [...]string{"input", "output", "cacheRead", "cacheWrite", "reasoning", "cacheWrite1h"}[bad]
 		return end, Usage{}, fmt.Errorf("%w: usage.%s must be a non-negative integer", ErrInvalidMsg, name)
+	}
+	if !seen[0] || !seen[1] {
+		// SPEC §2: input and output are always there (only the others
+		// are left out when zero); a usage without them is not a known 0.
+		return end, Usage{}, fmt.Errorf("%w: usage needs \"input\" and \"output\" (unknown is not zero)", ErrInvalidMsg)
 	}
 	u := Usage{vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]}
 	return end, u, u.Check()

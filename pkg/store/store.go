@@ -229,6 +229,19 @@ func CompactionLine(summary, firstKept string, tokensBefore int64, request []byt
 	return append(append([]byte(`{"type":"compaction",`), m.Raw...), '}')
 }
 
+// CheckCompactionRequest validates the request a compaction line says it
+// made (its usage, by SPEC §2's rules for a reply's): nil when it says
+// none.
+func CheckCompactionRequest(line []byte) error {
+	req := CompactionRequest(line)
+	if req == nil || !gjson.GetBytes(line, "usage").Exists() {
+		return nil
+	}
+	msg := append(append([]byte(`{"role":"assistant","content":[],`), req...), '}')
+	_, _, err := session.ReadMessage(msg)
+	return err
+}
+
 // ParseCompaction reads a compaction line (CompactionLine).
 func ParseCompaction(line []byte) (Msg, error) {
 	if !gjson.ValidBytes(line) {
@@ -241,6 +254,9 @@ func ParseCompaction(line []byte) (Msg, error) {
 	request := CompactionRequest(line)
 	if r[3].Exists() && request == nil || r[4].Exists() && !r[4].IsObject() {
 		return Msg{}, fmt.Errorf("%w: a compaction's provider and model are strings, its usage an object", session.ErrInvalidMsg)
+	}
+	if err := CheckCompactionRequest(line); err != nil {
+		return Msg{}, fmt.Errorf("compaction: %w", err)
 	}
 	return Compaction(r[0].Str, r[1].Str, r[2].Int(), request), nil
 }
