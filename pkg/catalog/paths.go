@@ -43,10 +43,13 @@ func (e Env) ProjectDir(cwd string) (string, error) {
 }
 
 // EncodeCwd turns a working directory into a directory name: leading
-// slashes stripped, "/", "\" and ":" turned into "-", wrapped in "--".
+// slashes stripped, "/", "\" and ":" turned into "-", wrapped in "--". A
+// NUL byte, which no directory's name may hold, is turned into "-" too: a
+// session whose cwd holds one (crafted, or from another store) has a
+// directory, and its header keeps the cwd exactly.
 func EncodeCwd(cwd string) string {
 	s := strings.TrimLeft(cwd, "/")
-	s = strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(s)
+	s = strings.NewReplacer("/", "-", `\`, "-", ":", "-", "\x00", "-").Replace(s)
 	return "--" + s + "--"
 }
 

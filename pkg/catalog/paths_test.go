@@ -8,10 +8,11 @@ import (
 
 func TestEncodeCwd(t *testing.T) {
 	for in, want := range map[string]string{
-		"/home/u/proj": "--home-u-proj--",
-		"//srv/x":      "--srv-x--",
-		`C:\Users\u`:   "--C--Users-u--",
-		"/":            "----",
+		"/home/u/proj":     "--home-u-proj--",
+		"//srv/x":          "--srv-x--",
+		`C:\Users\u`:       "--C--Users-u--",
+		"/":                "----",
+		"/home/u/nul\x00x": "--home-u-nul-x--", // hostile #16: no directory name holds a NUL
 	} {
 		if got := EncodeCwd(in); got != want {
 			t.Errorf("EncodeCwd(%q) = %q, want %q", in, got, want)
