@@ -121,7 +121,9 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		defer close(ordered)
 		defer close(todo)
 		for _, arg := range paths {
-			err := catalog.WalkWith(arg, agents.IsLogPath, func(path string, err error) error {
+			taken := 0
+			each := func(path string, err error) error {
+				taken++
 				p := &prepared{path: path, err: err, named: path == arg, done: make(chan struct{})}
 				for _, ch := range []chan *prepared{ordered, todo} {
 					select {
@@ -131,7 +133,17 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 					}
 				}
 				return nil
-			})
+			}
+			err := catalog.WalkWith(arg, agents.IsLogPath, each)
+			if err == nil && taken == 0 {
+				// No file named as a log: each is said to be none (exit 1),
+				// not passed over in silence.
+				for _, p := range agents.PassedOver(arg) {
+					if err = each(p, nil); err != nil {
+						break
+					}
+				}
+			}
 			if err != nil {
 				walkErr <- err
 				return

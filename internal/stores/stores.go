@@ -137,7 +137,22 @@ func EachLog(ctx context.Context, st store.Store, arg string, fn func(string, er
 	}
 	arg = p
 	if _, files := st.(*filestore.Files); files {
-		return catalog.WalkWith(arg, agents.IsLogPath, fn)
+		taken := 0
+		err := catalog.WalkWith(arg, agents.IsLogPath, func(p string, err error) error {
+			taken++
+			return fn(p, err)
+		})
+		if err != nil || taken > 0 {
+			return err
+		}
+		// A directory with no file named as a log: its files are read as
+		// named, each said to be no log (exit 1), not passed over in silence.
+		for _, p := range agents.PassedOver(arg) {
+			if err := fn(p, nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return st.Each(ctx, arg, fn)
 }

@@ -303,3 +303,35 @@ func home(getenv func(string) string, env, def string) string {
 	}
 	return ""
 }
+
+// PassedOverMax bounds the files PassedOver returns.
+const PassedOverMax = 20
+
+// PassedOver returns the regular files below dir that a walk did not take
+// for logs (IsLogPath), hidden ones aside, at most PassedOverMax: for a
+// directory where the walk took none, these are read as if named, so
+// that each is said to be no log panto reads (an Amp thread, Gemini CLI's
+// headless output, a database) and the command ends with exit 1, never
+// "nothing there, $0, exit 0" (SPEC §16).
+func PassedOver(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != dir {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && !IsLogPath(p) {
+			out = append(out, p)
+			if len(out) >= PassedOverMax {
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	return out
+}
