@@ -12,11 +12,13 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
@@ -119,7 +121,12 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 		return fsck.BitError
 	}
 	opts := fsck.Options{Repair: g.Repair, DryRun: g.DryRun, Policy: g.Policy, CacheDir: index.Dir(io.Getenv), Foreign: foreign}
-	run := func(path string) *fsck.Report { return fsck.Run(path, opts) }
+	run := func(path string) *fsck.Report {
+		if catalog.IsLeftover(filepath.Base(path)) {
+			return leftoverReport(path, g.Repair && !g.DryRun)
+		}
+		return fsck.Run(path, opts)
+	}
 	if _, files := st.(*filestore.Files); !files {
 		if g.Repair && !g.DryRun {
 			cli.Errorf(io.Stderr, name, "the repair policies are for files (a database keeps no torn tail): check without --repair")
@@ -342,6 +349,45 @@ func checkAll(files []input, run func(path string) *fsck.Report, abandon <-chan 
 	}
 }
 
+// leftoverAge is how old a leftover temporary file must be to be taken
+// for a killed writer's: a younger one may be a writer's at work.
+const leftoverAge = time.Minute
+
+// leftoverReport is the report of a temporary file a writer killed midway
+// left beside the sessions (a session being created, a file being
+// rewritten): no session, damage to say; --repair removes it. One
+// modified in the last minute may be a live writer's: busy, left alone.
+func leftoverReport(path string, repair bool) *fsck.Report {
+	r := &fsck.Report{Path: path, Findings: []fsck.Finding{}}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) { // its writer finished meanwhile
+			r.Status = "clean"
+			return r
+		}
+		r.Status, r.Error, r.Bits = "error", err.Error(), fsck.BitError
+		return r
+	}
+	r.BytesBefore, r.BytesAfter = fi.Size(), fi.Size()
+	what := fmt.Sprintf("a temporary file a writer killed midway left (%d bytes, no session)", fi.Size())
+	switch {
+	case time.Since(fi.ModTime()) < leftoverAge:
+		r.Status, r.Bits = "busy", fsck.BitBusy
+		r.Findings = append(r.Findings, fsck.Finding{ID: "leftoverTemp", Severity: fsck.Info, Message: what + ", or a writer's at work: modified in the last minute, left alone"})
+	case repair:
+		if err := os.Remove(path); err != nil {
+			r.Status, r.Error, r.Bits = "error", err.Error(), fsck.BitError
+			return r
+		}
+		r.Status, r.Bits, r.BytesAfter = "repaired", fsck.BitRepaired, 0
+		r.Findings = append(r.Findings, fsck.Finding{ID: "leftoverTemp", Severity: fsck.Warning, Message: what + ": removed"})
+	default:
+		r.Status, r.Bits = "damaged", fsck.BitLeft
+		r.Findings = append(r.Findings, fsck.Finding{ID: "leftoverTemp", Severity: fsck.Warning, Message: what + ": panto-fsck --repair removes it"})
+	}
+	return r
+}
+
 // cancelledReport stands for the report of a file not started because a
 // signal came.
 var cancelledReport = new(fsck.Report)
@@ -362,8 +408,15 @@ func (g *grammar) files(st store.Store, io cli.IO) ([]input, error) {
 		return nil
 	}
 	ctx := context.Background()
+	_, isFiles := st.(*filestore.Files)
+	leftovers := func(dir string) { // a killed writer's temporary files: said, removed by --repair
+		if isFiles {
+			catalog.WalkLeftovers(dir, -1, func(p string) error { return add(p, nil) })
+		}
+	}
 	for _, p := range g.Paths {
 		stores.EachLog(ctx, st, p, add)
+		leftovers(p)
 	}
 	if !g.All {
 		return out, nil
@@ -378,6 +431,7 @@ func (g *grammar) files(st store.Store, io cli.IO) ([]input, error) {
 			return out, nil // no sessions yet
 		}
 		st.Each(ctx, base, add)
+		leftovers(base)
 		return out, nil
 	}
 	list, err := st.List(ctx, io.Cwd, true, func(err error) { add("", err) })

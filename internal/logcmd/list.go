@@ -3,6 +3,7 @@ package logcmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"runtime/debug"
 	"strconv"
@@ -36,6 +37,10 @@ func (c *listCmd) Run(e *env) error {
 // activity first.
 func sessions(ctx context.Context, st store.Store, io cli.IO, all bool) ([]store.Summary, error) {
 	list, err := st.List(ctx, io.Cwd, all, func(err error) {
+		if errors.Is(err, catalog.ErrLeftover) {
+			cli.Warnf(io.Stderr, name, "%v", err)
+			return
+		}
 		cli.Warnf(io.Stderr, name, "%v: skipped (a session is a regular file)", err)
 	})
 	if err != nil {

@@ -147,3 +147,31 @@ func walkFiles(dir string, depth int) ([]string, error) {
 	}
 	return out, w.dir(dir, fi, depth)
 }
+
+// ErrLeftover is a temporary file a writer killed midway left among the
+// sessions: said by list, reported and removed by panto-fsck.
+var ErrLeftover = errors.New("a temporary file a writer killed midway left")
+
+// IsLeftover reports whether a file name is a writer's temporary file
+// (".NAME.jsonl.tmp-N", made beside a session as it is created or
+// rewritten): one a writer killed midway leaves behind.
+func IsLeftover(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".jsonl.tmp-")
+}
+
+// WalkLeftovers calls fn with every leftover temporary file (IsLeftover)
+// below root, as Walk walks (links followed, each directory once), no
+// deeper than depth directories (-1: no limit).
+func WalkLeftovers(root string, depth int, fn func(path string) error) error {
+	fi, err := os.Stat(root)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	w := walker{seen: map[dirID]bool{}, take: func(p string) bool { return IsLeftover(filepath.Base(p)) }, fn: func(p string, err error) error {
+		if err != nil {
+			return nil // what cannot be read is the session walk's to say
+		}
+		return fn(p)
+	}}
+	return w.dir(root, fi, depth)
+}

@@ -97,6 +97,31 @@ func (fs *Files) files(cwd string, all bool) ([]string, error) {
 	return catalog.Files(dir)
 }
 
+// leftovers says, through skip, each temporary file a writer killed midway
+// left among the sessions List lists: no session, and panto-fsck --repair
+// removes it.
+func (fs *Files) leftovers(cwd string, all bool, skip func(error)) {
+	if skip == nil {
+		return
+	}
+	dir, depth := "", 0
+	if all {
+		dir, _ = fs.Env.BaseDir()
+		depth = 1
+	} else {
+		dir, _ = fs.Env.ProjectDir(cwd)
+	}
+	if dir == "" {
+		return
+	}
+	catalog.WalkLeftovers(dir, depth, func(p string) error {
+		if fi, err := os.Lstat(p); err == nil {
+			skip(fmt.Errorf("%s: %w (%d bytes, no session): panto-fsck --repair removes it", p, catalog.ErrLeftover, fi.Size()))
+		}
+		return nil
+	})
+}
+
 // List describes the sessions of cwd (of every project with all), newest
 // activity first. Those of another folder whose name encodes the same
 // (/a/b and /a-b) are left out by their header's cwd; a session whose cwd
@@ -106,6 +131,7 @@ func (fs *Files) List(_ context.Context, cwd string, all bool, skip func(error))
 	if err != nil {
 		return nil, err
 	}
+	fs.leftovers(cwd, all, skip)
 	list, err := catalog.List(files, fs.CacheDir, skip)
 	if err != nil || all {
 		return list, err
