@@ -19,13 +19,12 @@ import (
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/filestore"
-	"github.com/panto-dev/panto/pkg/pgstore"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
 // A follower (panto-log push --follow, import --follow, and their --once)
 // commits every complete line of the files it follows to a database, each
-// batch in one transaction with the session's position (pgstore.Commit),
+// batch in one transaction with the session's position (store.Commit),
 // so a follower killed at any moment resumes where the database is, and
 // two followers never double a line: a commit that finds the session
 // moved is refused, and the follower reads the database again.
@@ -59,9 +58,9 @@ type tracked struct {
 	dev, ino  uint64
 	size      int64
 	mtime     int64
-	id        string            // its session's id, once read
-	pos       *pgstore.Position // the last position committed or read (nil: ask the database)
-	lastLen   int64             // the last committed line of the session (push), to notice a cut
+	id        string          // its session's id, once read
+	pos       *store.Position // the last position committed or read (nil: ask the database)
+	lastLen   int64           // the last committed line of the session (push), to notice a cut
 	lastSum   uint32
 	stuck     string        // why the file is not followed as it is (said once), until it changes
 	writing   time.Time     // since when a writer has held the file's lock (zero: it did not)
@@ -74,7 +73,7 @@ type follower struct {
 	o       followOpts
 	io      cli.IO
 	out     *bufio.Writer
-	db      *pgstore.PG
+	db      store.Follower
 	files   map[string]*tracked
 	dirty   map[string]bool
 	watcher *fsnotify.Watcher
@@ -91,8 +90,8 @@ type follower struct {
 // follow runs a follower until it is stopped (SIGINT, SIGTERM), or after
 // one pass with --once.
 func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
-	if !pgstore.IsConnString(o.to) {
-		return exitcode.Usagef("%q is not a database URL: give postgres://… or libpq's host=… dbname=…", pgstore.Redact(o.to))
+	if !store.CanFollowInto(o.to) {
+		return notDatabase(o.to)
 	}
 	for i, r := range o.roots {
 		if abs, err := filepath.Abs(r); err == nil {

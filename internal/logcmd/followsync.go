@@ -15,7 +15,6 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/filestore"
-	"github.com/panto-dev/panto/pkg/pgstore"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
@@ -49,7 +48,7 @@ func (f *follower) sync(ctx context.Context, t *tracked) error {
 		} else {
 			err = f.syncSession(ctx, t)
 		}
-		if !errors.Is(err, pgstore.ErrMoved) || try == 5 {
+		if !errors.Is(err, store.ErrMoved) || try == 5 {
 			break
 		}
 		t.pos = nil
@@ -74,7 +73,7 @@ type content struct {
 	size   int64
 	header []byte
 	id     string
-	source pgstore.Position // what the source's position becomes once all is committed
+	source store.Position // what the source's position becomes once all is committed
 	mtime  time.Time
 }
 
@@ -144,7 +143,7 @@ func (f *follower) lastLineHolds(r io.ReaderAt, t *tracked) bool {
 // commitAll commits what c holds beyond what the database holds of its
 // session, in batches, each with its position.
 func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err error) {
-	var expect *pgstore.Position
+	var expect *store.Position
 	var entries, start int64
 	var sum uint32
 	keep := int64(-1)
@@ -164,7 +163,7 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 				return err
 			}
 			if sh.Have != fl.Entries {
-				return fmt.Errorf("session %s moved while it was compared: %w", c.id, pgstore.ErrMoved)
+				return fmt.Errorf("session %s moved while it was compared: %w", c.id, store.ErrMoved)
 			}
 			start, sum = sh.Bytes, sh.Sum
 			if sh.Entries < sh.Have { // the file no longer holds what the database holds beyond
@@ -244,7 +243,7 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 			ends = append(ends, len(arena))
 			batch = append(batch, nil)
 			end = off + int64(len(line)) + 1
-			lastLen, lastSum = int64(len(line))+1, pgstore.Sum(pgstore.Sum(0, line), []byte{'\n'})
+			lastLen, lastSum = int64(len(line))+1, store.Sum(store.Sum(0, line), []byte{'\n'})
 		}
 		for i, from := range ends {
 			lo := 0
@@ -252,7 +251,7 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 				lo = ends[i-1]
 			}
 			batch[i] = arena[lo:from]
-			sum = pgstore.Sum(pgstore.Sum(sum, batch[i]), []byte{'\n'})
+			sum = store.Sum(store.Sum(sum, batch[i]), []byte{'\n'})
 		}
 		if len(batch) == 0 && keep < 0 && expect != nil {
 			t.pos = expect
@@ -260,7 +259,7 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 				return nil // nothing new
 			}
 		}
-		to := pgstore.Position{Source: t.path, Bytes: end, Lines: entries + int64(len(batch)) + 1, Sum: sum,
+		to := store.Position{Source: t.path, Bytes: end, Lines: entries + int64(len(batch)) + 1, Sum: sum,
 			Entries: entries + int64(len(batch)), SessionBytes: end, SessionSum: sum}
 		if keep >= 0 {
 			to.Entries, to.Lines = keep+int64(len(batch)), keep+int64(len(batch))+1
@@ -274,7 +273,7 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 			}
 		}
 		started := time.Now()
-		res, err := f.db.Commit(ctx, pgstore.Commit{ID: c.id, Header: c.header, ExpectEntries: entries, Expect: expect, Keep: keep, Lines: batch, To: to})
+		res, err := f.db.Commit(ctx, store.Commit{ID: c.id, Header: c.header, ExpectEntries: entries, Expect: expect, Keep: keep, Lines: batch, To: to})
 		if err != nil {
 			t.pos = nil
 			return err
@@ -293,7 +292,7 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 
 // report says what a commit did: a JSON line with --json, progress on a
 // terminal.
-func (f *follower) report(t *tracked, c content, to pgstore.Position, res pgstore.Committed, started time.Time) {
+func (f *follower) report(t *tracked, c content, to store.Position, res store.Committed, started time.Time) {
 	now := time.Now()
 	lag := now.Sub(c.mtime)
 	if f.o.json {
@@ -368,7 +367,7 @@ func rangeSum(r io.ReaderAt, lo, hi int64) (uint32, bool) {
 	buf := make([]byte, min(hi-lo, 256<<10))
 	for off := lo; off < hi; {
 		k, err := r.ReadAt(buf[:min(int64(len(buf)), hi-off)], off)
-		sum = pgstore.Sum(sum, buf[:k])
+		sum = store.Sum(sum, buf[:k])
 		off += int64(k)
 		if err != nil && off < hi {
 			return sum, false
@@ -396,7 +395,7 @@ func hasLineAt(r io.ReaderAt, size, off int64) (bool, error) {
 // at path shares with it (sh) that are neither a follower's (the position
 // pos still describes the database's session up to them) nor a line of a
 // cut of the file saved beside it.
-func (f *follower) unexplained(ctx context.Context, id, path string, sh pgstore.Share, pos *pgstore.Position) (int64, error) {
+func (f *follower) unexplained(ctx context.Context, id, path string, sh store.Share, pos *store.Position) (int64, error) {
 	tail, err := f.db.Beyond(ctx, id, sh, pos)
 	if err != nil {
 		return 0, err
@@ -430,7 +429,7 @@ func (f *follower) unexplained(ctx context.Context, id, path string, sh pgstore.
 	return n, nil
 }
 
-func cutAside(path string, sh pgstore.Share) bool {
+func cutAside(path string, sh store.Share) bool {
 	names := filestore.Cuts(path)
 	for _, n := range names {
 		r, err := filestore.OpenRead(n)
@@ -439,7 +438,7 @@ func cutAside(path string, sh pgstore.Share) bool {
 		}
 		line, _, term, err := scan.NewReader(io.NewSectionReader(r, 0, r.Size()), 0).Next()
 		r.Close()
-		if err == nil && term && int64(len(line)) == sh.NextLen && int32(pgstore.Sum(0, line)) == sh.NextCRC {
+		if err == nil && term && int64(len(line)) == sh.NextLen && int32(store.Sum(0, line)) == sh.NextCRC {
 			return true
 		}
 	}
@@ -515,7 +514,7 @@ func (f *follower) syncLog(ctx context.Context, t *tracked) error {
 		return err
 	}
 	c := content{r: tmp, size: n, header: append([]byte(nil), header...), id: h.ID, mtime: fi.ModTime(),
-		source: pgstore.Position{Source: t.path, Bytes: size, Lines: lines, Sum: prefixSum(src, size)}}
+		source: store.Position{Source: t.path, Bytes: size, Lines: lines, Sum: prefixSum(src, size)}}
 	t.id = c.id
 	t.pos = nil // the conversion's position is the database's
 	err = f.commitAll(ctx, t, c)
@@ -541,7 +540,7 @@ func (f *follower) syncLog(ctx context.Context, t *tracked) error {
 
 // theirs counts the entries the database holds of c's session after the
 // ones both share that c does not hold (by id).
-func (f *follower) theirs(ctx context.Context, c content, sh pgstore.Share) (int, error) {
+func (f *follower) theirs(ctx context.Context, c content, sh store.Share) (int, error) {
 	ids, err := f.db.IDsAfter(ctx, c.id, sh.Entries)
 	if err != nil {
 		return 0, err

@@ -13,7 +13,6 @@ import (
 	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/filestore"
-	"github.com/panto-dev/panto/pkg/pgstore"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/panto-dev/panto/pkg/tty"
 )
@@ -113,18 +112,22 @@ func shown(io cli.IO, name string) string {
 }
 
 // database opens the database a --to or --from flag names.
-func database(ctx context.Context, url string) (*pgstore.PG, error) {
-	if !pgstore.IsConnString(url) {
-		return nil, exitcode.Usagef("%q is not a database URL: give postgres://… or libpq's host=… dbname=…", pgstore.Redact(url))
-	}
-	db, err := pgstore.Open(ctx, url)
+func database(ctx context.Context, url string) (store.Follower, error) {
+	db, err := store.OpenFollower(ctx, url)
 	switch {
+	case errors.Is(err, store.ErrNotFollower):
+		return nil, notDatabase(url)
 	case errors.Is(err, store.ErrBadURL):
 		return nil, exitcode.New(exitcode.Usage, err)
 	case err != nil:
 		return nil, exitcode.New(exitcode.Failure, err)
 	}
 	return db, nil
+}
+
+// notDatabase refuses a --to or --from that names no database.
+func notDatabase(url string) error {
+	return exitcode.Usagef("%q is not a database URL: give postgres://… or libpq's host=… dbname=…", store.Redact(url))
 }
 
 // files is the file store, which push reads and pull writes.

@@ -11,7 +11,6 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/filestore"
-	"github.com/panto-dev/panto/pkg/pgstore"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
@@ -107,7 +106,7 @@ func (c *pushCmd) status(ctx context.Context, st store.Store, io cli.IO, out io.
 }
 
 // statusOf compares one session file with the database.
-func statusOf(ctx context.Context, db *pgstore.PG, all map[string]pgstore.Followed, path string) (sessionStatus, error) {
+func statusOf(ctx context.Context, db store.Follower, all map[string]store.Followed, path string) (sessionStatus, error) {
 	r, err := filestore.OpenRead(path)
 	if err != nil {
 		return sessionStatus{}, err

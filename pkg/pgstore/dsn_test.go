@@ -1,6 +1,8 @@
 package pgstore
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -44,7 +46,8 @@ func TestRedact(t *testing.T) {
 }
 
 // TestIsConnString: what every command takes as a database (hostile #13:
-// the follower took only the two URL prefixes, in lowercase).
+// the follower took only the two URL prefixes, in lowercase), here and as
+// the commands ask the store (store.CanFollowInto, OpenFollower).
 func TestIsConnString(t *testing.T) {
 	for s, want := range map[string]bool{
 		"postgres://u@/panto?host=/tmp/s":   true,
@@ -63,6 +66,15 @@ func TestIsConnString(t *testing.T) {
 	} {
 		if got := IsConnString(s); got != want {
 			t.Errorf("IsConnString(%q) = %v, want %v", s, got, want)
+		}
+		// The commands ask the store: what it follows into is this.
+		if got := store.CanFollowInto(s); got != want {
+			t.Errorf("store.CanFollowInto(%q) = %v, want %v", s, got, want)
+		}
+		if !want {
+			if f, err := store.OpenFollower(context.Background(), s); f != nil || !errors.Is(err, store.ErrNotFollower) {
+				t.Errorf("store.OpenFollower(%q) = %v, %v; want ErrNotFollower", s, f, err)
+			}
 		}
 	}
 }

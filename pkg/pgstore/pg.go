@@ -67,6 +67,13 @@ func init() {
 	store.Register("postgres", func(url string, getenv func(string) string) (store.Store, error) {
 		return Open(context.Background(), url)
 	})
+	store.RegisterFollower("postgres", func(ctx context.Context, url string) (store.Follower, error) {
+		p, err := Open(ctx, url)
+		if err != nil {
+			return nil, err // not a nil *PG in the interface
+		}
+		return p, nil
+	})
 }
 
 // Open connects to the database url names and makes sure it holds the

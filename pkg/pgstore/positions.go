@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"time"
 
@@ -34,40 +33,24 @@ CREATE TABLE panto_positions (
 );
 `
 
-// Position is where a follower stands in a file it follows (the source)
-// and in the session it follows it into. For panto's own sessions the two
-// are one file; for another agent's log the session is its conversion.
-type Position struct {
-	Source       string // the file followed, as last seen
-	Bytes, Lines int64  // of the source: complete lines committed
-	Sum          uint32 // CRC-32C of the source's first Bytes bytes
-	Entries      int64  // the session's entries
-	SessionBytes int64  // the session's size as a file
-	SessionSum   uint32 // CRC-32C of the session file's first SessionBytes bytes
-	Updated      time.Time
-}
+// The follower's types are the store's (store.Follower, which PG
+// implements); their names here are kept for code that used them.
+type (
+	Position  = store.Position
+	Followed  = store.Followed
+	Share     = store.Share
+	Tail      = store.Tail
+	Commit    = store.Commit
+	Committed = store.Committed
+)
 
-// Followed is what the database holds of a session a follower follows.
-type Followed struct {
-	Exists  bool      // the session is in the database
-	Entries int64     // its entries
-	Bytes   int64     // its size as a session file
-	Pos     *Position // nil: never followed (or pushed by plain push only)
-}
+// ErrMoved is store.ErrMoved.
+var ErrMoved = store.ErrMoved
 
-// Agrees reports whether the session is where its position says: nothing
-// wrote to it but the follower since.
-func (f Followed) Agrees() bool {
-	return f.Pos != nil && f.Exists && f.Pos.Entries == f.Entries && f.Pos.SessionBytes == f.Bytes
-}
+// Sum is store.Sum: it extends a CRC-32C (the checksum of positions) by b.
+func Sum(sum uint32, b []byte) uint32 { return store.Sum(sum, b) }
 
-// ErrMoved is a commit refused because the session or its position is no
-// longer what the follower expected (another follower, a push or an
-// append went first): nothing was written; read them again.
-var ErrMoved = errors.New("the session in the database moved")
-
-// Sum extends a CRC-32C (the checksum of positions) by b.
-func Sum(sum uint32, b []byte) uint32 { return crc32.Update(sum, castagnoli(), b) }
+var _ store.Follower = (*PG)(nil)
 
 // Follows returns what the database holds of session id.
 func (p *PG) Follows(ctx context.Context, id string) (Followed, error) {
@@ -128,18 +111,6 @@ func (p *PG) followed(ctx context.Context, q dbtx, id string) (map[string]Follow
 		m[sid] = f
 	}
 	return m, rows.Err()
-}
-
-// Share is how much of a session file the database's session holds.
-type Share struct {
-	Entries int64 // the entries both hold, at the same places, byte for byte
-	Bytes   int64 // the file's bytes up to the end of them (header included)
-	Sum     uint32
-	Have    int64 // the database's entries
-	// The database's first entry beyond the shared ones (when Have >
-	// Entries): its length and CRC-32C, to recognise a cut saved aside.
-	NextLen int64
-	NextCRC int32
 }
 
 // Shared compares the session file rd reads (from its header; complete
@@ -217,19 +188,6 @@ func (p *PG) Shared(ctx context.Context, id string, rd *scan.Reader) (Share, err
 	return s, nil
 }
 
-// Tail is what a session holds beyond the entries a file shares with it
-// (Share.Entries), to tell whose they are.
-type Tail struct {
-	Lens []int64  // each entry's length, in order
-	Sums [][]byte // and its SHA-256, computed by the server
-	// Committed is how many of them, from the first, a follower committed:
-	// the database holds, up to the position's entries, exactly the
-	// session file the position describes (its size and CRC-32C). 0 when
-	// there is no position, or the session changed under it (a cut in
-	// the database, then other appends).
-	Committed int64
-}
-
 // Beyond returns the Tail of session id after the entries sh shares with
 // a file, pos the session's position (nil: none).
 func (p *PG) Beyond(ctx context.Context, id string, sh Share, pos *Position) (Tail, error) {
@@ -286,30 +244,6 @@ func (p *PG) Beyond(ctx context.Context, id string, sh Share, pos *Position) (Ta
 }
 
 var nl = []byte{'\n'}
-
-// Commit is one step of a follower: what it expects the database to hold
-// of a session, what it changes, and where it then stands.
-type Commit struct {
-	ID     string
-	Header []byte // the header line (without "\n"): the session's row when it is new
-
-	// What the follower expects: the session's entries now, and its
-	// position (nil: none yet). Anything else is ErrMoved.
-	ExpectEntries int64
-	Expect        *Position
-
-	// Keep, when not negative, cuts the session back to its first Keep
-	// entries first: the lines cut are moved to panto_cuts.
-	Keep  int64
-	Lines [][]byte // entry lines (without "\n") added after
-	To    Position // where the follower stands after
-}
-
-// Committed is what a commit did.
-type Committed struct {
-	Entries int64 // entries added
-	Cut     int64 // entries moved to panto_cuts
-}
 
 // Commit applies c in one transaction, the position with the lines: the
 // session's row is locked first (as appenders lock it), and the position
