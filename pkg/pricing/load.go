@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"math/big"
@@ -260,39 +261,164 @@ func Load(path string, optional bool) (Table, []string, error) {
 // LoadTOML reads models.toml: [provider."model"] tables in USD per million
 // tokens, with an optional long_context subtable (threshold and prices).
 func LoadTOML(b []byte) (Table, error) {
-	var raw map[string]map[string]tomlModel
-	md, err := toml.Decode(string(literals(b)), &raw)
-	if err != nil {
-		return nil, err
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("unknown key %q: prices are input, output, cache_read, cache_write, cache_write_1h, a long_context table and modes tables", und[0].String())
+	text := literals(b)
+	if len(text) > tomlGroup {
+		if t, ok := loadTOMLGroups(text); ok {
+			return t, nil
+		}
 	}
 	t := Table{}
+	return t, decodeTOML(t, text, false)
+}
+
+// tomlGroup is about how many bytes of models.toml are decoded at once: the
+// decoder's tree of a file takes some 50 times the file (a 25 MB file of
+// 300,000 models took 1.4 GB).
+const tomlGroup = 256 << 10
+
+// loadTOMLGroups decodes a large models.toml (after literals) a group of
+// models at a time: its tables are dealt into groups by the provider and
+// model they belong to, so that every table of a model is in one group,
+// and each group is decoded as a document of its own, the other tables'
+// lines left blank (errors keep their line numbers). A file in which this
+// could differ from decoding it whole says so (a model met in two groups:
+// written both by a header and in a table of its provider; any error,
+// for the whole file's words): false, and the caller decodes it whole.
+func loadTOMLGroups(text []byte) (Table, bool) {
+	type section struct {
+		start, end, lines int
+		group             int
+	}
+	groups := len(text)/tomlGroup + 1
+	var sections []section
+	for start := 0; start < len(text); {
+		end, lines := start, 0
+		for {
+			i := bytes.IndexByte(text[end:], '\n')
+			if i < 0 {
+				end = len(text)
+				break
+			}
+			end += i + 1
+			lines++
+			if rest := bytes.TrimLeft(text[end:], " \t"); len(rest) > 0 && rest[0] == '[' {
+				break // the next table's header
+			}
+		}
+		g := 0 // what is before the first header, [provider] tables, arrays of tables, keys not told here
+		if key, ok := tableKey(text[start:end]); ok {
+			h := fnv.New32a()
+			h.Write([]byte(key))
+			g = 1 + int(h.Sum32()%uint32(groups))
+		}
+		sections = append(sections, section{start, end, lines, g})
+		start = end
+	}
+	t := Table{}
+	var doc []byte
+	for g := 0; g <= groups; g++ {
+		doc = doc[:0]
+		any := false
+		for _, s := range sections {
+			if s.group == g {
+				doc, any = append(doc, text[s.start:s.end]...), true
+			} else {
+				for range s.lines {
+					doc = append(doc, '\n')
+				}
+			}
+		}
+		if any && decodeTOML(t, doc, true) != nil {
+			return nil, false
+		}
+	}
+	return t, true
+}
+
+// tableKey returns the provider and model a table header names, when the
+// section begins with one of [provider.model…] in keys without escapes.
+func tableKey(sec []byte) (string, bool) {
+	sec = bytes.TrimLeft(sec, " \t")
+	if len(sec) < 2 || sec[0] != '[' || sec[1] == '[' {
+		return "", false
+	}
+	i := 1
+	var parts []string
+	for len(parts) < 2 {
+		for i < len(sec) && (sec[i] == ' ' || sec[i] == '\t') {
+			i++
+		}
+		if i >= len(sec) {
+			return "", false
+		}
+		j := i
+		switch c := sec[i]; {
+		case c == '"' || c == '\'':
+			k := bytes.IndexByte(sec[i+1:], c)
+			if k < 0 || c == '"' && bytes.IndexByte(sec[i+1:i+1+k], '\\') >= 0 {
+				return "", false
+			}
+			parts, j = append(parts, string(sec[i+1:i+1+k])), i+k+2
+		default:
+			for j < len(sec) && (sec[j] >= 'a' && sec[j] <= 'z' || sec[j] >= 'A' && sec[j] <= 'Z' || sec[j] >= '0' && sec[j] <= '9' || sec[j] == '_' || sec[j] == '-') {
+				j++
+			}
+			if j == i {
+				return "", false
+			}
+			parts = append(parts, string(sec[i:j]))
+		}
+		for j < len(sec) && (sec[j] == ' ' || sec[j] == '\t') {
+			j++
+		}
+		if len(parts) == 1 && (j >= len(sec) || sec[j] != '.') {
+			return "", false // [provider]: its keys are models
+		}
+		i = j + 1
+	}
+	return parts[0] + "\x00" + parts[1], true
+}
+
+// decodeTOML decodes a models.toml document (after literals) into t; with
+// once, a model t holds already is an error.
+func decodeTOML(t Table, text []byte, once bool) error {
+	var raw map[string]map[string]tomlModel
+	md, err := toml.Decode(string(text), &raw)
+	if err != nil {
+		return err
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return fmt.Errorf("unknown key %q: prices are input, output, cache_read, cache_write, cache_write_1h, a long_context table and modes tables", und[0].String())
+	}
 	for provider, models := range raw {
 		for model, m := range models {
+			if _, ok := t[Key{provider, model}]; ok && once {
+				return fmt.Errorf("%s.%q: in two groups", provider, model)
+			}
 			name := fmt.Sprintf("%s.%q", provider, model)
 			p, err := prices(name, m.tomlRates, m.LongContext)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			for mode, mm := range m.Modes {
 				if Standard(mode) {
-					return nil, fmt.Errorf("%s.modes.%s: the standard prices are the model's own: give other modes (fast, priority, flex)", name, mode)
+					return fmt.Errorf("%s.modes.%s: the standard prices are the model's own: give other modes (fast, priority, flex)", name, mode)
 				}
 				mp, err := prices(name+".modes."+mode, mm.tomlRates, mm.LongContext)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if p.Modes == nil {
 					p.Modes = map[string]*Prices{}
 				}
-				p.Modes[mode] = mp
+				p.Modes[strings.Clone(mode)] = mp
 			}
-			t[Key{provider, model}] = p
+			// Copied: the decoder's keys are views into the document, which
+			// would be kept whole (a large file's groups, all of them).
+			t[Key{strings.Clone(provider), strings.Clone(model)}] = p
 		}
 	}
-	return t, nil
+	return nil
 }
 
 var aboveRe = regexp.MustCompile(`^(.*)_above_(\d+)k_tokens$`)

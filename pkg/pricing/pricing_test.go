@@ -374,3 +374,72 @@ func TestBuiltin(t *testing.T) {
 		t.Fatalf("long context tier: %+v", p.Long)
 	}
 }
+
+// TestLoadTOMLGroups: a models.toml large enough to be decoded a group of
+// models at a time (hostile.md #17: a 25 MB file took 1.4 GB decoded
+// whole) gives exactly the table of decoding it whole, a model's tables
+// far apart in the file (its modes at the end, its long context before
+// it), spelled bare, quoted and literal, and [provider] tables holding
+// models; a file whose groups could read otherwise (a model in two tables,
+// a table twice, a bad price) gives the whole file's error.
+func TestLoadTOMLGroups(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# prices\n[openai]\n\"inline-0\" = { input = 1, output = 2 }\n\n")
+	n := 6000
+	for i := range n {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "[anthropic.\"model-%d\"]\ninput = 3\noutput = 15.5\ncache_read = 0.3\n\n", i)
+		case 1:
+			fmt.Fprintf(&b, "[ anthropic . model-%d ]\ninput = %d\noutput = 1_000\n\n", i, i)
+		case 2:
+			fmt.Fprintf(&b, "[anthropic.'model-%d'.long_context]\nthreshold = 200000\ninput = 6\n[anthropic.'model-%d']\ninput = 3e0\noutput = 0x10\n\n", i, i)
+		}
+	}
+	for i := 0; i < n; i += 7 {
+		fmt.Fprintf(&b, "[anthropic.\"model-%d\".modes.fast]\ninput = 30\noutput = 150\n", i)
+	}
+	good := b.String()
+	if len(good) < 2*tomlGroup {
+		t.Fatalf("%d bytes: not decoded in groups", len(good))
+	}
+	whole := func(s string) (Table, error) {
+		tab := Table{}
+		return tab, decodeTOML(tab, literals([]byte(s)), false)
+	}
+	if _, ok := loadTOMLGroups(literals([]byte(good))); !ok {
+		t.Fatal("the large file was decoded whole")
+	}
+	got, err := LoadTOML([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := whole(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || len(got) != n+1 {
+		t.Fatalf("%d models in groups, %d whole, want %d", len(got), len(want), n+1)
+	}
+	for k, w := range want {
+		g := got[k]
+		if g == nil || g.Rates != w.Rates || (g.Long == nil) != (w.Long == nil) || g.Long != nil && *g.Long != *w.Long || len(g.Modes) != len(w.Modes) ||
+			w.Modes["fast"] != nil && (g.Modes["fast"] == nil || g.Modes["fast"].Rates != w.Modes["fast"].Rates) {
+			t.Fatalf("%v: %+v in groups, %+v whole", k, g, w)
+		}
+	}
+	for _, bad := range []string{
+		good + "[anthropic.\"model-1\"]\ninput = 9\n",                        // a table twice
+		good + "[anthropic]\n\"model-4\" = { input = 1 }\n",                  // and the other way
+		strings.Replace(good, "output = 1_000", "output = \"a lot\"", 1),     // a bad price
+		strings.Replace(good, "[anthropic.'model-2'.long_context]", "[x", 1), // a bad header
+		strings.Replace(good, "threshold = 200000", "threshold = -1", 1),     // a bad threshold
+		good + "[anthropic.\"model-0\".modes.standard]\ninput = 1\n",         // a standard mode
+	} {
+		_, werr := whole(bad)
+		_, gerr := LoadTOML([]byte(bad))
+		if werr == nil || gerr == nil || werr.Error() != gerr.Error() {
+			t.Errorf("groups: %v; whole: %v", gerr, werr)
+		}
+	}
+}
