@@ -562,7 +562,7 @@ func (a *Agent) run(ctx context.Context, u provider.ToolCall) string {
 		if t.Run == nil {
 			return fmt.Sprintf("The tool %s cannot run here.", u.Name)
 		}
-		out, err := t.Run(ctx, string(u.Input))
+		out, err := runTool(ctx, t, string(u.Input))
 		if err != nil {
 			if out != "" {
 				out += "\n"
@@ -572,6 +572,17 @@ func (a *Agent) run(ctx context.Context, u provider.ToolCall) string {
 		return out
 	}
 	return fmt.Sprintf("There is no tool named %s.", u.Name)
+}
+
+// runTool runs t; a panic in it is its error (the process and the
+// round's result go on: it took the process down, the result lost).
+func runTool(ctx context.Context, t Tool, input string) (out string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = "", fmt.Errorf("the tool panicked: %v", p)
+		}
+	}()
+	return t.Run(ctx, input)
 }
 
 // Compact asks the model for a summary of the conversation before its last

@@ -665,3 +665,22 @@ func BenchmarkToolRound(b *testing.B) {
 		}
 	}
 }
+
+func TestToolPanics(t *testing.T) {
+	// A tool that panics: its result says so, and the session goes on (it
+	// took the process down; seed audit F11).
+	ctx := context.Background()
+	st := open(t, "", t.TempDir())
+	tool := agent.Tool{Spec: provider.Tool{Name: "bash", InputSchema: []byte(`{"type":"object"}`)}, Run: func(context.Context, string) (string, error) { panic("boom") }}
+	a, err := agent.New(ctx, agent.Config{Store: st, Cwd: "/p", Provider: offline, Tools: []agent.Tool{tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Submit(ctx, "$ explode")
+	if _, err := a.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := shape(entries(t, st, a.Name())); !strings.Contains(got, "toolRound | user:result=Error: the tool panicked: boom | assistant:") {
+		t.Fatalf("session %s", got)
+	}
+}
