@@ -41,6 +41,11 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return open(t, testDB(t)) })
 }
 
+// TestFollowerConformance: PG is the store.Follower storetest describes.
+func TestFollowerConformance(t *testing.T) {
+	storetest.RunFollower(t, func(t *testing.T) store.Follower { return open(t, testDB(t)) })
+}
+
 // readAll reads a session back as a file's bytes.
 func readAll(t *testing.T, p *PG, id string) []byte {
 	t.Helper()
