@@ -132,7 +132,7 @@ func Run(ctx context.Context, q *Query, files []File, opt Options, emit func(*Hi
 		defer close(work)
 		defer close(order)
 		for _, f := range files {
-			j := &job{file: f, hits: make(chan *Hit, 64)}
+			j := &job{file: f, hits: make(chan *Hit, 256)}
 			select {
 			case order <- j:
 			case <-ctx.Done():
@@ -215,7 +215,10 @@ type worker struct {
 	lineNo  int               // lines before the region counted so far
 	counted int               // offset in the buffer up to which lines are counted
 	lastTS  string
-	titled  bool // meta.Title was looked for
+	titled  bool   // meta.Title was looked for
+	cur     []byte // the region being looked at, and where the line
+	curAt   int    // being decoded starts in it (for toolOf)
+	scanned bool   // the whole file was read for its calls
 }
 
 // bigLines lets one huge line at a time be decoded: memory stays flat
@@ -223,7 +226,7 @@ type worker struct {
 var bigLines = make(chan struct{}, 1)
 
 func (w *worker) run(j *job) {
-	w.j, w.names, w.lastTS, w.titled = j, nil, "", false
+	w.j, w.names, w.lastTS, w.titled, w.cur, w.scanned = j, nil, "", false, nil, false
 	f, err := os.OpenFile(j.file.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO does not block the open
 	if err != nil {
 		j.err = err
@@ -491,7 +494,10 @@ func (w *worker) line(b []byte, s, end int) error {
 		defer func() { <-bigLines }()
 	}
 	Extract(w.meta.Format, line, &w.e)
-	return w.entry(&w.e, w.lineNo+1)
+	w.cur, w.curAt = b, s
+	err := w.entry(&w.e, w.lineNo+1)
+	w.cur = nil
+	return err
 }
 
 // entry matches one decoded entry and hands over its hits.
@@ -563,6 +569,27 @@ func (w *worker) toolOf(p *Piece) string {
 	}
 	if w.names == nil {
 		w.names = map[string]string{}
+	}
+	if name, ok := w.names[p.Call]; ok {
+		p.Tool = name
+		return name
+	}
+	// The call is most often a little before its result, in the buffer:
+	// its id looked for backwards there; else the file is read for its
+	// calls, once.
+	if w.cur != nil {
+		key := append(append([]byte{'"'}, p.Call...), '"')
+		if i := bytes.LastIndex(w.cur[:w.curAt], key); i >= 0 {
+			s := bytes.LastIndexByte(w.cur[:i], '\n') + 1
+			e := bytes.IndexByte(w.cur[i:], '\n')
+			if e < 0 {
+				e = len(w.cur) - i
+			}
+			callNames(w.meta.Format, w.cur[s:i+e], w.names)
+		}
+	}
+	if _, ok := w.names[p.Call]; !ok && !w.scanned {
+		w.scanned = true
 		w.findCalls()
 	}
 	p.Tool = w.names[p.Call]
