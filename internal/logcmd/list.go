@@ -13,13 +13,17 @@ import (
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/stores"
+	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/panto-dev/panto/pkg/tty"
 )
 
 type listCmd struct {
-	All    bool   `help:"Sessions of every project."`
+	All    bool   `help:"Sessions of every project, and every agent's sessions where the agent keeps them (a log and its import: one row)."`
+	Agent  string `help:"Only this agent's sessions (claude, codex, pi, …, or panto), every project's, read in place." placeholder:"AGENT"`
 	JSON   bool   `help:"One JSON object per session."`
 	Search string `help:"Only sessions whose title or first prompt holds TEXT (letter case aside)." placeholder:"TEXT"`
 }
@@ -54,9 +58,22 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 	// collector, started at the default 4 MB, costs a quarter of a list of
 	// 10,000 sessions (54 → 41 ms, BENCHMARKS.md) for no memory returned.
 	debug.SetGCPercent(400)
-	list, err := sessions(ctx, st, io, c.All)
+	list, err := sessions(ctx, st, io, c.All || c.Agent != "")
 	if err != nil {
 		return err
+	}
+	if _, files := st.(*filestore.Files); files && (c.All || c.Agent != "") && c.Agent != "panto" {
+		if c.Agent != "" && agents.Named(c.Agent) == nil {
+			return exitcode.Usagef("--agent %q is not an agent: give %s", c.Agent, agentNames())
+		}
+		if c.Agent != "" {
+			list = onlyAgent(list, c.Agent)
+		}
+		list = inPlace(list, io, c.Agent)
+		c.All = true
+	} else if c.Agent == "panto" {
+		list = onlyAgent(list, "panto")
+		c.All = true
 	}
 	if c.Search != "" {
 		list = search(list, c.Search)
@@ -174,6 +191,17 @@ func fitList(rows [][]string, columns int, hasCwd bool) [][]string {
 
 // search keeps the sessions whose title or first prompt holds text,
 // letter case aside.
+// onlyAgent keeps the sessions of agent (panto's own: "panto").
+func onlyAgent(list []store.Summary, agent string) []store.Summary {
+	out := list[:0]
+	for _, s := range list {
+		if s.Agent == agent || agent == "panto" && s.Agent == "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 func search(list []store.Summary, text string) []store.Summary {
 	text = strings.ToLower(text)
 	out := list[:0]

@@ -170,6 +170,10 @@ func isUUID(s string) bool {
 	return true
 }
 
+// OriginOf is the origin.id of a panto session's header: the agent's id
+// of the log it was imported from ("" for none).
+func OriginOf(path string) string { return originID(path) }
+
 // originID is the origin.id of a panto session's header ("" for none).
 func originID(path string) string {
 	f, err := os.Open(path)
