@@ -23,6 +23,7 @@ import (
 	"github.com/panto-dev/panto/pkg/replay"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
+	"github.com/panto-dev/panto/pkg/tty"
 	"github.com/tidwall/gjson"
 )
 
@@ -147,7 +148,11 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 			return code, err
 		}
 		if v := gjson.GetBytes(b.Bytes(), g.Get); v.Exists() && v.Type != gjson.Null {
-			out.WriteString(v.String())
+			val := v.String()
+			if cli.IsTerminal(io.Stdout) { // a person reads it (panto-ask's reply): as every human view, escaped
+				val = tty.Text(val)
+			}
+			out.WriteString(val)
 			err = out.WriteByte('\n')
 		}
 		return code, err

@@ -24,6 +24,7 @@ import (
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
+	"github.com/panto-dev/panto/pkg/tty"
 )
 
 const name = "panto-turn"
@@ -320,7 +321,11 @@ type display struct {
 	kind  string
 }
 
+// delta shows a piece of the reply as it arrives, for people: the model's
+// words are escaped as every human view escapes a log's (pkg/tty), so a
+// reply cannot set a window title, clear the screen or reorder a line.
 func (d *display) delta(kind, text string) {
+	text = tty.Text(text)
 	if kind != d.kind && d.kind != "" {
 		d.w.WriteString("\n")
 	}
