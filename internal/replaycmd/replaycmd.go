@@ -41,7 +41,11 @@ type grammar struct {
 	Full    bool             `help:"Message lines of every message of the path, also those a compaction summarised (by default: what the model is sent, the summary in their place)."`
 	Store   string           `help:"${storehelp}" placeholder:"URL"`
 
-	session string // the session of a log that holds several: FILE#SESSION
+	Site string `help:"Write a site of every session of every agent into DIR: an index (by project, newest first, with agent, title, time, messages and cost; a filter box) and a page per session. Run again, it renders only what changed. Then exit." placeholder:"DIR"`
+
+	session string              // the session of a log that holds several: FILE#SESSION
+	summary *replay.PageSummary // for --site: what a page says of its session
+	origin  string              // for --site: the agent and id a log's header names ("" for panto's own)
 }
 
 // Main runs panto-replay in this process.
@@ -101,6 +105,9 @@ func (g *grammar) input(io cli.IO) (r io.ReaderAt, size int64, label string, clo
 }
 
 func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
+	if g.Site != "" {
+		return g.site(io, out)
+	}
 	r, size, label, closeFn, err := g.input(io)
 	if err != nil {
 		return 0, err
@@ -187,7 +194,13 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		} else if origin := headerOrigin(r, size); origin.Get("agent").Str == "claude" && origin.Get("id").Str != "" && g.File != "" && g.File != "-" {
 			o.Subagents = g.importedSubagents(io, s, path, origin.Get("id").Str)
 		}
+		o.Summary = g.summary
 		err = s.WriteHTML(out, path, o)
+		if g.summary != nil {
+			if og := headerOrigin(r, size); og.Get("id").Str != "" {
+				g.origin = og.Get("agent").Str + "/" + og.Get("id").Str
+			}
+		}
 	case "entries":
 		err = s.EachLine(path, func(_ int32, line []byte) error {
 			out.Write(line)

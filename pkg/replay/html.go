@@ -28,6 +28,18 @@ type HTMLOptions struct {
 	// Subagents are the conversations tool calls started, by the call's
 	// id: each is shown folded under its call, with its cost.
 	Subagents map[string]Subagent
+	// Summary, when set, is filled with what the page's summary says: a
+	// site's index lists it.
+	Summary *PageSummary
+}
+
+// PageSummary is what a transcript page says of its session, for an index.
+type PageSummary struct {
+	ID, Cwd, Agent, Title string
+	First, Last           time.Time // the first and last message's times (zero: none)
+	Prompts, Replies      int
+	Cost                  pricing.Cost // with the subagents'; meaningful when Priced
+	Priced                bool
 }
 
 // A Subagent is a conversation that a tool call started (a Claude Code
@@ -117,6 +129,14 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	total.Priced = o.Prices != nil
 	total.Generator = o.Generator
 	total.PricesFrom = clean(o.PricesFrom)
+	if o.Summary != nil {
+		all := total.Cost
+		if err := all.Add(total.SubCost); err != nil {
+			all.Known = false
+		}
+		*o.Summary = PageSummary{ID: h.ID, Cwd: h.Cwd, Agent: total.Agent, Title: total.Title, First: total.first, Last: total.last,
+			Prompts: total.PromptCount(), Replies: total.Replies + total.SubReplies, Cost: all, Priced: total.Priced}
+	}
 	return pageTemplates.ExecuteTemplate(w, "foot", total)
 }
 

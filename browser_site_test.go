@@ -1,0 +1,87 @@
+package panto_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/replaycmd"
+	"github.com/panto-dev/panto/pkg/rawjson"
+)
+
+// TestBrowserSite: panto-replay --site writes an index whose one script
+// (the filter box, times in the reader's zone) runs under the page's CSP,
+// allowed by its hash, and nothing a log holds runs: a Claude Code
+// session whose prompt and directory are attacks is listed with them as
+// text. Screenshots at 1280 and 390 px.
+func TestBrowserSite(t *testing.T) {
+	chromium(t)
+	home := t.TempDir()
+	attack := `<script>document.title='PWNED';document.documentElement.setAttribute('data-pwned','1')</script><img src=x onerror="document.title='PWNED'">`
+	str := func(s string) string { return string(rawjson.AppendString(nil, s)) }
+	cwd := "/p/" + attack
+	dir := filepath.Join(home, ".claude", "projects", "-p-attack")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	log := `{"parentUuid":null,"cwd":` + str(cwd) + `,"sessionId":"0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c","type":"user","uuid":"u1","timestamp":"2026-02-10T10:20:00.000Z","message":{"role":"user","content":` + str(attack) + `}}
+{"parentUuid":"u1","cwd":` + str(cwd) + `,"sessionId":"0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c","type":"assistant","uuid":"u2","timestamp":"2026-02-10T10:20:01.000Z","requestId":"r1","message":{"id":"m1","type":"message","role":"assistant","model":"claude-opus-4-6","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":1000,"output_tokens":100}}}
+`
+	if err := os.WriteFile(filepath.Join(dir, "0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c.jsonl"), []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	site := filepath.Join(t.TempDir(), "site")
+	env := map[string]string{"HOME": home, "PANTO_SESSION_DIR": filepath.Join(home, "sessions"), "XDG_CONFIG_HOME": filepath.Join(home, ".config")}
+	var out, errw bytes.Buffer
+	io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(k string) string { return env[k] }, Cwd: home}
+	if code := replaycmd.Run([]string{"--site", site}, io); code != 0 {
+		t.Fatalf("exit %d: %s", code, errw.String())
+	}
+	index := filepath.Join(site, "index.html")
+	raw, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(raw, []byte("<script")); n != 1 {
+		t.Fatalf("the index holds %d script tags, want its own one", n)
+	}
+	if !bytes.Contains(raw, []byte("script-src &#39;sha256-")) {
+		t.Fatal("the index's CSP allows no script by hash")
+	}
+	page := regexp.MustCompile(`href="(s/[0-9a-f]+\.html)"`).FindSubmatch(raw)
+	if page == nil {
+		t.Fatal("the index links no session page")
+	}
+	if _, err := os.Stat(filepath.Join(site, string(page[1]))); err != nil {
+		t.Fatalf("the linked page: %v", err)
+	}
+	dom, msgs := console(t, index)
+	if len(msgs) > 0 {
+		t.Errorf("the index wrote to the console (a blocked script?): %v", msgs)
+	}
+	if m := titleRe.FindStringSubmatch(dom); m == nil || m[1] != "panto sessions" {
+		t.Fatalf("the title changed: %v", m)
+	}
+	if strings.Contains(dom, `data-pwned="1"`) || strings.Contains(dom, `<img src="x"`) {
+		t.Error("the attack became part of the index")
+	}
+	if !strings.Contains(dom, `&lt;script&gt;document.title='PWNED'`) {
+		t.Error("the attack is not shown as text")
+	}
+	// The script ran: the time is in the reader's zone, its UTC form its
+	// tooltip.
+	if !strings.Contains(dom, `title="2026-02-10T10:20:01Z"`) {
+		t.Error("the index's script did not run (no time in the reader's zone)")
+	}
+	browse(t, index, "--window-size=1280,900", "--screenshot="+artifact(t, "site-1280.png"))
+	browse(t, index, "--window-size=390,900", "--screenshot="+artifact(t, "site-390.png"))
+	p := filepath.Join(site, string(page[1]))
+	pdom := browse(t, p, "--dump-dom")
+	if strings.Contains(pdom, `data-pwned="1"`) || strings.Contains(pdom, `<img src="x"`) {
+		t.Error("the attack became part of the session's page")
+	}
+}

@@ -1,0 +1,367 @@
+package replaycmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	goio "io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/stores"
+	"github.com/panto-dev/panto/pkg/agents"
+	"github.com/panto-dev/panto/pkg/catalog"
+	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/pkg/pricing"
+	"github.com/panto-dev/panto/pkg/replay"
+)
+
+// Why the site is panto-replay's: a site is pages of sessions, and
+// panto-replay is the command that reads a session and makes its page
+// (SPEC §12); panto-log writes sessions, and a site writes none.
+
+// siteEntry is what the site keeps of one source: the file it was made
+// from, as it was then, and what its page says.
+type siteEntry struct {
+	Source  string    `json:"source"`
+	Size    int64     `json:"size"`
+	ModTime int64     `json:"modTime"` // UnixNano
+	Page    string    `json:"page"`    // relative to the site
+	ID      string    `json:"id"`
+	Origin  string    `json:"origin,omitempty"` // agent/id of the log it came from
+	Agent   string    `json:"agent"`
+	Cwd     string    `json:"cwd"`
+	Title   string    `json:"title"`
+	First   time.Time `json:"first"`
+	Last    time.Time `json:"last"`
+	Prompts int       `json:"prompts"`
+	Replies int       `json:"replies"`
+	Pico    int64     `json:"picodollars"`
+	Known   bool      `json:"known"`
+	Priced  bool      `json:"priced"`
+}
+
+// manifestName is the site's record of its pages, beside the index.
+const manifestName = ".panto-site.json"
+
+// site writes or updates the site in g.Site: a page per session of the
+// store and per log at the agents' places (the registry's), rendered only
+// when its source changed since the last run; pages of sources gone are
+// removed; the index is rewritten only when it changes.
+func (g *grammar) site(io cli.IO, out *bufio.Writer) (int, error) {
+	if g.File != "" || g.Format != "" || g.Info || g.Tree || g.Leaf != "" || g.Get != "" {
+		return 0, exitcode.Usagef("--site DIR writes pages of every session: give no file, --format, --info, --tree or --leaf")
+	}
+	dir := g.Site
+	if err := os.MkdirAll(filepath.Join(dir, "s"), 0o700); err != nil {
+		return 0, exitcode.Failuref("site: %v", err)
+	}
+	old := map[string]siteEntry{}
+	if b, err := os.ReadFile(filepath.Join(dir, manifestName)); err == nil {
+		var list []siteEntry
+		if json.Unmarshal(b, &list) == nil {
+			for _, e := range list {
+				old[e.Source] = e
+			}
+		}
+	}
+	// The sources: the logs at every agent's places, then the store's
+	// sessions (an import of a log already listed is that log).
+	var sources []string
+	for _, place := range agents.Places(agents.Unknown, io.Getenv) {
+		catalog.WalkWith(place, agents.IsLogPath, func(p string, err error) error {
+			if err == nil {
+				sources = append(sources, p)
+			}
+			return nil
+		})
+	}
+	st, err := stores.Open(g.Store, io)
+	if err != nil {
+		return 0, err
+	}
+	list, err := st.List(context.Background(), io.Cwd, true, func(error) {})
+	st.Close()
+	if err != nil {
+		return 0, exitcode.Failuref("site: list the sessions: %v", err)
+	}
+	for _, s := range list {
+		sources = append(sources, s.Path)
+	}
+	_, from, _ := pricing.ForFlag(g.Pricing, io.Getenv, func(string) {})
+	var entries, all []siteEntry // the sessions listed; every source (a copy of a listed session too)
+	seen := map[string]bool{}
+	written, kept, failed := 0, 0, 0
+	for _, src := range sources {
+		fi, err := os.Stat(src)
+		var size, mod int64
+		if err == nil {
+			size, mod = fi.Size(), fi.ModTime().UnixNano()
+		}
+		sum := sha256.Sum256([]byte(src))
+		page := "s/" + hex.EncodeToString(sum[:8]) + ".html"
+		e, ok := old[src]
+		if ok && err == nil && e.Size == size && e.ModTime == mod && e.Page == page {
+			if _, err := os.Stat(filepath.Join(dir, page)); err == nil {
+				kept++
+				all = append(all, e)
+				if !seen[e.key()] {
+					seen[e.key()] = true
+					entries = append(entries, e)
+				}
+				continue
+			}
+		}
+		e, err = g.sitePage(io, src, filepath.Join(dir, page))
+		if err != nil {
+			failed++
+			cli.Warnf(io.Stderr, name, "site: %s: %v: left out", src, err)
+			continue
+		}
+		e.Source, e.Size, e.ModTime, e.Page = src, size, mod, page
+		written++
+		all = append(all, e)
+		if !seen[e.key()] {
+			seen[e.key()] = true
+			entries = append(entries, e)
+		}
+	}
+	// Pages of sources no longer there go.
+	removed := 0
+	live := map[string]bool{}
+	for _, e := range all {
+		live[e.Page] = true
+	}
+	for _, e := range old {
+		if !live[e.Page] {
+			if os.Remove(filepath.Join(dir, e.Page)) == nil {
+				removed++
+			}
+		}
+	}
+	changed, err := writeIfChanged(filepath.Join(dir, "index.html"), func(w goio.Writer) error { return writeIndex(w, entries, from) })
+	if err != nil {
+		return 0, exitcode.Failuref("site: %v", err)
+	}
+	if b, err := json.MarshalIndent(all, "", " "); err == nil {
+		writeIfChanged(filepath.Join(dir, manifestName), func(w goio.Writer) error { _, err := w.Write(b); return err })
+	}
+	idx := "index unchanged"
+	if changed {
+		idx = "index written"
+	}
+	fmt.Fprintf(out, "%s: %d sessions: %d pages written, %d unchanged, %d removed, %s\n", filepath.Join(dir, "index.html"), len(entries), written, kept, removed, idx)
+	if failed > 0 {
+		return exitcode.Findings, nil
+	}
+	return exitcode.OK, nil
+}
+
+// key tells the same session apart from its copies: an import is the log
+// it came from.
+func (e siteEntry) key() string {
+	if e.Origin != "" {
+		return e.Origin
+	}
+	return e.ID
+}
+
+// sitePage renders src's page into path (written beside it and renamed
+// over it) and returns what it says.
+func (g *grammar) sitePage(io cli.IO, src, path string) (siteEntry, error) {
+	var sum replay.PageSummary
+	sub := grammar{File: src, Format: "html", Pricing: g.Pricing, Store: g.Store, summary: &sum}
+	var errs bytes.Buffer
+	sio := io
+	sio.Stderr = &errs
+	sio.Stdin = strings.NewReader("")
+	var e siteEntry
+	_, err := writeIfChanged(path, func(w goio.Writer) error {
+		bw := bufio.NewWriter(w)
+		if _, err := sub.run(sio, bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return e, err
+	}
+	if sum.ID == "" {
+		return e, fmt.Errorf("no session in it")
+	}
+	e = siteEntry{ID: sum.ID, Origin: sub.origin, Agent: sum.Agent, Cwd: sum.Cwd, Title: sum.Title, First: sum.First, Last: sum.Last,
+		Prompts: sum.Prompts, Replies: sum.Replies, Pico: sum.Cost.Pico, Known: sum.Cost.Known, Priced: sum.Priced}
+	return e, nil
+}
+
+// writeIfChanged writes what fn writes to path, atomically (a file beside
+// it, renamed over it), unless path already holds exactly that; it says
+// whether it wrote.
+func writeIfChanged(path string, fn func(goio.Writer) error) (bool, error) {
+	var b bytes.Buffer
+	if err := fn(&b); err != nil {
+		return false, err
+	}
+	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, b.Bytes()) {
+		return false, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".site-*")
+	if err != nil {
+		return false, err
+	}
+	tmp := f.Name()
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return false, err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	os.Chmod(tmp, 0o600)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	return true, nil
+}
+
+// indexScript is the index's one script: the filter box, and times in
+// the reader's zone. The page's CSP allows it by its hash, and nothing
+// else: the titles it filters are text the page escaped.
+const indexScript = `(function(){
+var q=document.getElementById("q"),rows=document.querySelectorAll("tr[data-s]"),groups=document.querySelectorAll("section.project"),n=document.getElementById("shown");
+function f(){var t=q.value.toLowerCase(),c=0;rows.forEach(function(r){var m=r.getAttribute("data-s").indexOf(t)>=0;r.hidden=!m;if(m)c++;});
+groups.forEach(function(g){g.hidden=!g.querySelector("tr[data-s]:not([hidden])");});n.textContent=c;}
+q.addEventListener("input",f);
+document.querySelectorAll("time[datetime]").forEach(function(e){var d=new Date(e.getAttribute("datetime"));if(!isNaN(d)){e.textContent=d.toLocaleString([], {year:"numeric",month:"2-digit",day:"2-digit",hour:"2-digit",minute:"2-digit"});e.title=e.getAttribute("datetime");}});
+})();`
+
+// IndexCSP allows the index's script by its hash and nothing else.
+var IndexCSP = func() string {
+	h := sha256.Sum256([]byte(indexScript))
+	return "default-src 'none'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+}()
+
+type indexRow struct {
+	Page, Agent, Title, Search, Time, TimeText, Cost string
+	Messages                                         int
+	Unknown                                          bool
+}
+
+type indexProject struct {
+	Cwd  string
+	Rows []indexRow
+	Cost string
+	last time.Time
+}
+
+// writeIndex writes the site's index: the sessions by project (the
+// project of the newest session first), newest first in each.
+func writeIndex(w goio.Writer, entries []siteEntry, prices string) error {
+	byCwd := map[string]*indexProject{}
+	var projects []*indexProject
+	total := pricing.Zero()
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Last.After(entries[j].Last) })
+	costs := map[*indexProject]pricing.Cost{}
+	for _, e := range entries {
+		p := byCwd[e.Cwd]
+		if p == nil {
+			p = &indexProject{Cwd: e.Cwd, last: e.Last}
+			byCwd[e.Cwd] = p
+			projects = append(projects, p)
+			costs[p] = pricing.Zero()
+		}
+		title := e.Title
+		if title == "" {
+			title = "(untitled) " + e.ID
+		}
+		r := indexRow{Page: e.Page, Agent: e.Agent, Title: title, Messages: e.Prompts + e.Replies, Search: strings.ToLower(e.Agent + " " + title + " " + e.Cwd + " " + e.ID + " " + e.Origin)}
+		if !e.Last.IsZero() {
+			r.Time = e.Last.UTC().Format(time.RFC3339)
+			r.TimeText = e.Last.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		c := pricing.Cost{Pico: e.Pico, Known: e.Known}
+		if e.Priced {
+			r.Cost, r.Unknown = costText(c), !c.Known
+			pc := costs[p]
+			if pc.Add(c) != nil {
+				pc.Known = false
+			}
+			costs[p] = pc
+			if total.Add(c) != nil {
+				total.Known = false
+			}
+		}
+		p.Rows = append(p.Rows, r)
+	}
+	for _, p := range projects {
+		p.Cost = costText(costs[p])
+	}
+	return indexTemplate.Execute(w, map[string]any{"CSP": IndexCSP, "Script": template.JS(indexScript), "Projects": projects, "Count": len(entries),
+		"Total": costText(total), "Prices": prices, "Generator": name + " " + cli.Version})
+}
+
+func costText(c pricing.Cost) string {
+	if c.Known {
+		return pricing.Dollars(c.Pico)
+	}
+	return "≥" + pricing.Dollars(c.Pico) + "*"
+}
+
+var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>panto sessions</title>
+<style>
+:root { color-scheme: light dark; --fg: #1d1d1f; --bg: #fcfcfa; --muted: #6b6b6b; --line: #e3e3e0; --accent: #2f5fb3; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e8e8e6; --bg: #161617; --muted: #a0a0a0; --line: #333; --accent: #8fb3ff; } }
+body { margin: 0 auto; max-width: 72rem; padding: 1rem; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+h1 { font-size: 1.3rem; margin: .2rem 0 .6rem; }
+h2 { font-size: 1rem; margin: 1.4rem 0 .3rem; overflow-wrap: anywhere; }
+h2 .cost { color: var(--muted); font-weight: normal; }
+input#q { width: 100%; max-width: 30rem; font: inherit; padding: .35rem .5rem; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); color: var(--fg); box-sizing: border-box; }
+table { border-collapse: collapse; width: 100%; }
+td, th { padding: .25rem .5rem; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+th { font-size: .8rem; color: var(--muted); font-weight: 600; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.t { overflow-wrap: anywhere; }
+td.w { white-space: nowrap; color: var(--muted); }
+a { color: var(--accent); text-decoration: none; }
+a:hover { text-decoration: underline; }
+.unknown { color: #b06d00; }
+.note { color: var(--muted); font-size: .85rem; }
+@media (max-width: 600px) { td.w, th.w { display: none; } td, th { padding: .25rem .3rem; } }
+</style>
+</head>
+<body>
+<h1>panto sessions</h1>
+<p><input id="q" type="search" placeholder="Filter by title, agent, project or id" aria-label="Filter sessions"> <span class="note"><span id="shown">{{.Count}}</span> of {{.Count}} sessions · total {{.Total}}</span></p>
+{{range .Projects}}<section class="project">
+<h2>{{.Cwd}} <span class="cost">{{.Cost}}</span></h2>
+<table>
+<thead><tr><th>title</th><th>agent</th><th class="w">last activity</th><th class="n">messages</th><th class="n">cost</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr data-s="{{.Search}}"><td class="t"><a href="{{.Page}}">{{.Title}}</a></td><td>{{.Agent}}</td><td class="w">{{if .Time}}<time datetime="{{.Time}}">{{.TimeText}}</time>{{end}}</td><td class="n">{{.Messages}}</td><td class="n{{if .Unknown}} unknown{{end}}">{{.Cost}}</td></tr>
+{{end}}</tbody>
+</table>
+</section>
+{{end}}<p class="note">Prices: {{.Prices}}. * a price or usage is unknown: the known part is shown. Made by {{.Generator}}.</p>
+<script>{{.Script}}</script>
+</body>
+</html>
+`))
