@@ -166,7 +166,7 @@ type Agent struct {
 	held     []held   // entries not written yet, written before the next ones
 	dangling *Prompt
 	pending  []provider.ToolCall // calls of the last reply with no result
-	after    *store.Msg          // a system entry to write after the pending calls' results
+	after    []store.Msg         // system entries to write after the pending calls' results
 }
 
 // held is an entry waiting to be written, and where it is in conv (-1 for
@@ -224,7 +224,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		if len(a.pending) > 0 {
 			// Between a tool call and its result no provider takes a
 			// system message: it goes after the results.
-			a.after = &m
+			a.after = append(a.after, m)
 		} else {
 			a.hold(m, true)
 		}
@@ -455,8 +455,14 @@ func (a *Agent) Submit(ctx context.Context, text string) error {
 }
 
 // AddSystem adds a system message to the conversation, written as Submit
-// writes a prompt.
+// writes a prompt; while tool calls are pending (Pending) it waits for
+// their results and is written after them, never between a call and its
+// result.
 func (a *Agent) AddSystem(ctx context.Context, text string) error {
+	if len(a.pending) > 0 {
+		a.after = append(a.after, systemMsg(text))
+		return nil
+	}
 	return a.add(ctx, systemMsg(text))
 }
 
@@ -528,10 +534,10 @@ func (a *Agent) round(ctx context.Context, calls []provider.ToolCall) error {
 	m := store.Msg{Raw: append(b, "]}"...), Role: "user"}
 	if err := a.add(context.WithoutCancel(ctx), m); err != nil {
 		a.hold(m, true)
-		if a.after != nil {
-			a.hold(*a.after, true)
-			a.after = nil
+		for _, m := range a.after {
+			a.hold(m, true)
 		}
+		a.after = nil
 		return err
 	}
 	return nil
@@ -697,8 +703,8 @@ func (a *Agent) add(ctx context.Context, m store.Msg) error {
 		return nil
 	}
 	msgs := []store.Msg{m}
-	if a.after != nil && m.Role == "user" && bytes.Contains(m.Raw, []byte(`"type":"toolResult"`)) {
-		msgs = append(msgs, *a.after)
+	if len(a.after) > 0 && m.Role == "user" && bytes.Contains(m.Raw, []byte(`"type":"toolResult"`)) {
+		msgs = append(msgs, a.after...)
 	}
 	ids, err := a.write(ctx, msgs)
 	if err != nil {
@@ -709,7 +715,7 @@ func (a *Agent) add(ctx context.Context, m store.Msg) error {
 		a.ids = append(a.ids, ids[k])
 	}
 	if len(msgs) > 1 {
-		a.after = nil
+		a.after = nil // written
 	}
 	return nil
 }

@@ -684,3 +684,35 @@ func TestToolPanics(t *testing.T) {
 		t.Fatalf("session %s", got)
 	}
 }
+
+func TestAddSystemWhilePending(t *testing.T) {
+	// AddSystem with calls pending waits for their results: it wrote the
+	// system entry between the call and its result, what no provider
+	// takes (orphanToolUse).
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := &failing{Store: open(t, "", dir), fail: isMark}
+	tool := deployTool(dir, func() (string, error) { return "ok", nil })
+	a, err := agent.New(ctx, agent.Config{Store: st, Cwd: "/p", Provider: offline, Tools: []agent.Tool{tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Submit(ctx, "$ deploy")
+	if _, err := a.Step(ctx); !errors.Is(err, store.ErrUnavailable) || len(a.Pending()) != 1 {
+		t.Fatalf("Step: %v, pending %+v", err, a.Pending())
+	}
+	st.fail = func([]store.Msg) bool { return false }
+	if err := a.AddSystem(ctx, "be careful"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RunPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	validOrder(t, a.Conversation())
+	if got := shape(entries(t, st, a.Name())); !strings.Contains(got, "toolRound | user:result=ok | system:be careful | assistant:") {
+		t.Fatalf("session %s", got)
+	}
+}
