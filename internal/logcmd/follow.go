@@ -18,7 +18,6 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
@@ -451,13 +450,13 @@ var errNotFollowed = errors.New("not followed")
 
 // follow runs push --follow (or --once).
 func (c *pushCmd) follow(st store.Store, io cli.IO, out *bufio.Writer) error {
-	fs, ok := st.(*filestore.Files)
+	fs, ok := st.(store.Files)
 	if !ok {
 		return exitcode.Usagef("push copies file sessions: run it without --store (or PANTO_STORE) and name the database with --to")
 	}
 	roots := c.Paths
 	if len(roots) == 0 {
-		base, err := fs.Env.BaseDir()
+		base, err := fs.BaseDir()
 		if err != nil {
 			return exitcode.New(exitcode.Usage, err)
 		}

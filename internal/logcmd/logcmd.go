@@ -12,7 +12,6 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/panto-dev/panto/pkg/tty"
 )
@@ -131,8 +130,8 @@ func notDatabase(url string) error {
 }
 
 // files is the file store, which push reads and pull writes.
-func files(st store.Store, what string) (*filestore.Files, error) {
-	fs, ok := st.(*filestore.Files)
+func files(st store.Store, what string) (store.Files, error) {
+	fs, ok := st.(store.Files)
 	if !ok {
 		return nil, exitcode.Usagef("%s: run it without --store (or PANTO_STORE) and name the database with --to or --from", what)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
@@ -67,7 +66,7 @@ func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
 	defer db.Close()
 	paths := c.Paths
 	if len(paths) == 0 {
-		base, err := fs.Env.BaseDir()
+		base, err := fs.BaseDir()
 		if err != nil {
 			return exitcode.New(exitcode.Usage, err)
 		}
@@ -105,7 +104,7 @@ func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
 }
 
 // push copies one session file into the database.
-func push(ctx context.Context, fs *filestore.Files, db store.Store, path string) (*store.Received, error) {
+func push(ctx context.Context, fs store.Store, db store.Store, path string) (*store.Received, error) {
 	r, err := fs.Open(ctx, path)
 	if err != nil {
 		return nil, err

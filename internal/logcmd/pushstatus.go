@@ -34,7 +34,7 @@ type place struct {
 // status compares every session file the arguments name with the
 // database.
 func (c *pushCmd) status(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
-	fs, ok := st.(*filestore.Files)
+	fs, ok := st.(store.Files)
 	if !ok {
 		return exitcode.Usagef("push --status compares file sessions: run it without --store (or PANTO_STORE) and name the database with --to")
 	}
@@ -49,7 +49,7 @@ func (c *pushCmd) status(ctx context.Context, st store.Store, io cli.IO, out io.
 	}
 	paths := c.Paths
 	if len(paths) == 0 {
-		base, err := fs.Env.BaseDir()
+		base, err := fs.BaseDir()
 		if err != nil {
 			return exitcode.New(exitcode.Usage, err)
 		}

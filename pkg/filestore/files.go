@@ -167,4 +167,7 @@ func (fs *Files) Each(_ context.Context, arg string, fn func(string, error) erro
 	return catalog.Walk(arg, fn)
 }
 
-var _ store.Store = (*Files)(nil)
+var _ store.Files = (*Files)(nil)
+
+// BaseDir is the sessions base (SPEC §4), where the store keeps its files.
+func (fs *Files) BaseDir() (string, error) { return fs.Env.BaseDir() }

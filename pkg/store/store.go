@@ -81,6 +81,16 @@ type Store interface {
 	Close() error
 }
 
+// Files is a store that keeps its sessions as files below one directory,
+// its sessions base (pkg/filestore): what push copies from, pull writes
+// into and a follower watches. A command asks for it by this interface,
+// never by the backend's type.
+type Files interface {
+	Store
+	// BaseDir is the sessions base (SPEC §4).
+	BaseDir() (string, error)
+}
+
 // Reader is a session opened to read: its bytes as a session file has
 // them, read in order or at any offset.
 type Reader interface {
