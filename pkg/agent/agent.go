@@ -406,7 +406,7 @@ func (a *Agent) ResolvePending(ctx context.Context, results map[string]string) e
 // known: that it started and may have run, or that it never started.
 func Lost(c provider.ToolCall) string {
 	if c.Started.IsZero() {
-		return "Not run: this tool call never started (the session was interrupted before it)."
+		return "Not run: this tool call never started."
 	}
 	return fmt.Sprintf("Started at %s; its result was lost: it may have run.", session.Timestamp(c.Started))
 }

@@ -462,7 +462,7 @@ func TestStoreFailsInRound(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := a.Conversation()
-			if got := c[len(c)-1].Blocks[0].Text; got != "Not run: this tool call never started (the session was interrupted before it)." {
+			if got := c[len(c)-1].Blocks[0].Text; got != "Not run: this tool call never started." {
 				t.Fatalf("result %q", got)
 			}
 			if _, err := a.Step(ctx); err != nil {
