@@ -288,6 +288,11 @@ type blockView struct {
 	Missing   bool          // a call with no result on the path
 	Sub       *subagentView // the subagent a call started
 	Signature bool
+	Error     bool // a result the tool marked as an error (is_error)
+	// A call read by what its tool does (toolKind): "shell" (Cmd, and
+	// its result's Exit), "edit" (Path, Diff), "read" or "write" (Path).
+	Tool, Cmd, Path, Exit string
+	Diff                  []diffLine
 }
 
 type totals struct {
@@ -489,6 +494,10 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 			in := clean(pretty(textField(b, "input")))
 			call := blockView{Kind: "call", Name: clean(b.Get("name").Str), ID: clean(b.Get("id").Str), Text: in, Lines: lines(in)}
 			call.Fold = call.Lines > foldLines
+			toolKind(&call, b.Get("name").Str, textField(b, "input"))
+			if call.Tool != "" {
+				call.Fold = true // what it does is shown; its input stays, folded
+			}
 			if j := results[b.Get("id").Str]; j > 0 {
 				if r := s.resultOf(j-1, b.Get("id").Str); r != nil {
 					call.Result = r
@@ -505,7 +514,7 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 				return true // shown beside its call
 			}
 			t := clean(textField(b, "content"))
-			v.Blocks = append(v.Blocks, blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines})
+			v.Blocks = append(v.Blocks, blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines, Error: b.Get("isError").Bool()})
 		}
 		return true
 	})
@@ -593,7 +602,7 @@ func (s *Session) resultOf(j int32, id string) *blockView {
 	gjson.Get(asString(m), "content").ForEach(func(_, b gjson.Result) bool {
 		if b.Get("type").Str == "toolResult" && b.Get("toolUseId").Str == id {
 			t := clean(textField(b, "content"))
-			r = &blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines}
+			r = &blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines, Error: b.Get("isError").Bool(), Exit: exitOf(t)}
 			return false
 		}
 		return true
@@ -601,14 +610,16 @@ func (s *Session) resultOf(j int32, id string) *blockView {
 	return r
 }
 
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 var pageTemplates = template.Must(template.New("page").Funcs(template.FuncMap{
 	"pieces": pieces,
-	"plural": func(n int, one, many string) string {
-		if n == 1 {
-			return fmt.Sprintf("%d %s", n, one)
-		}
-		return fmt.Sprintf("%d %s", n, many)
-	},
+	"plural": plural,
 }).Parse(pageHTML))
 
 const pageHTML = `{{define "head"}}<!DOCTYPE html>
@@ -658,6 +669,12 @@ article.assistant { background: var(--asst); }
 details > summary { cursor: pointer; color: var(--muted); font-size: .85rem; }
 .tool { border-left: 3px solid var(--line); background: var(--tool); padding: .3rem .6rem; margin: .4rem 0; border-radius: 4px; }
 .tool .result { margin-top: .3rem; }
+.tool.failed, .tool.error { border-left-color: #c0392b; }
+.err, .exit.bad { color: #c0392b; font-weight: 600; }
+.exit { font-size: .8rem; color: var(--muted); margin-left: .4rem; }
+pre.cmd { font-weight: 600; }
+pre.diff .del { color: #b3261e; } pre.diff .add { color: #1e7b34; } pre.diff .sep { color: var(--muted); }
+.path { margin: .2rem 0; }
 details.subagent { margin-top: .4rem; border-left: 3px solid var(--muted); padding-left: .5rem; }
 details.subagent > summary { color: var(--fg); }
 .subagent-body article { margin: .5rem 0; }
@@ -685,15 +702,20 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{else if eq .Kind "internal"}}<details class="internal"><summary>The agent's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>
 {{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking ({{plural .Lines "line" "lines"}}{{if .Signature}}, signed{{end}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>
 {{else if eq .Kind "redacted"}}<p class="meta">Redacted thinking ({{.Lines}} bytes, kept to be sent back)</p>
-{{else if eq .Kind "call"}}<div class="tool"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span></div>
-{{if .Fold}}<details><summary>Input ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}
-{{with .Result}}<div class="result">{{if .Fold}}<details><summary>Result ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<div class="meta">Result</div><pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}{{with .Sub}}{{if .Missing}}
+{{else if eq .Kind "call"}}<div class="tool{{with .Result}}{{if .Error}} failed{{end}}{{end}}"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span>{{if eq .Tool "shell"}}{{with .Result}}{{if .Exit}} <span class="exit{{if ne .Exit "0"}} bad{{end}}">exit {{.Exit}}</span>{{end}}{{end}}{{end}}</div>
+{{if eq .Tool "shell"}}<pre class="cmd">$ {{range pieces .Cmd}}{{.}}{{end}}</pre>
+{{else if eq .Tool "edit"}}<div class="path">Edit <code>{{.Path}}</code></div><pre class="diff">{{range .Diff}}<span class="{{.Class}}">{{.Sign}}{{range pieces .Text}}{{.}}{{end}}</span>
+{{end}}</pre>
+{{else if eq .Tool "read"}}<div class="path">Read <code>{{.Path}}</code></div>
+{{else if eq .Tool "write"}}<div class="path">Write <code>{{.Path}}</code></div>
+{{end}}{{if .Fold}}<details><summary>Input ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}
+{{with .Result}}<div class="result{{if .Error}} error{{end}}">{{if .Fold}}<details><summary>{{if .Error}}Error{{else}}Result{{end}} ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<div class="meta">{{if .Error}}<span class="err">Error</span>{{else}}Result{{end}}</div><pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}{{with .Sub}}{{if .Missing}}
 <div class="meta subagent-missing">Subagent{{if .Agent}} <code>{{.Agent}}</code>{{end}}: its conversation is not in this log{{if .From}}, nor in {{.From}}{{end}}.</div>{{else}}
 <details class="subagent"><summary>The subagent's conversation{{if .Agent}} (agent <code>{{.Agent}}</code>){{end}}: {{plural .Messages "message" "messages"}}, {{plural .Replies "reply" "replies"}}{{if .Cost}}, cost {{.Cost}}{{end}}</summary>
 <div class="subagent-body">
 {{.HTML}}</div>{{if .From}}<p class="meta">Read from {{.From}}.</p>{{end}}</details>{{end}}{{end}}
 </div>
-{{else if eq .Kind "result"}}<div class="tool result"><div class="meta">Result of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>
+{{else if eq .Kind "result"}}<div class="tool result{{if .Error}} error{{end}}"><div class="meta">{{if .Error}}<span class="err">Error</span>, result{{else}}Result{{end}} of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>
 {{end}}{{end}}{{if .Usage}}<div class="usage">{{range .Usage}}<span>{{.Name}} <b>{{.Value}}</b></span>{{end}}{{if .Cost}}<span>cost <b{{if .CostUnknown}} class="unknown"{{end}}>{{.Cost}}</b></span>{{end}}</div>
 {{else if .Cost}}<div class="meta unknown">cost {{.Cost}}</div>
 {{end}}</article>
