@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 
 	"github.com/alecthomas/kong"
+	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/tty"
 )
@@ -52,6 +54,7 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 	}
 	vars["version"] = VersionLine(name)
 	vars["storehelp"] = storeHelp
+	vars["agents"] = strings.Join(agents.Names(), ",") // the registry's: --from's values
 	p, err := kong.New(grammar,
 		kong.Name(name), kong.Description(help),
 		kong.Writers(io.Stdout, io.Stderr),

@@ -27,7 +27,7 @@ import (
 
 type importCmd struct {
 	Paths []string `arg:"" optional:"" help:"Other agents' logs: files, or directories (every *.jsonl below, subagents/ files included). None with --from AGENT|all (or --follow, --once): the agents' own places."`
-	From  string   `default:"auto" help:"The agent that wrote them: claude, codex, pi, gemini, copilot, opencode, or auto (known from each file's first lines); with no paths, an agent or all reads the agents' own places (CLAUDE_CONFIG_DIR, CODEX_HOME, PI_CODING_AGENT_DIR, GEMINI_CLI_HOME, COPILOT_CONFIG_DIR, OPENCODE_DATA_DIR, else the home and XDG defaults)."`
+	From  string   `enum:"auto,${agents},all" default:"auto" help:"The agent that wrote them: claude, codex, pi, gemini, copilot, opencode, or auto (known from each file's first lines); with no paths, an agent or all reads the agents' own places (CLAUDE_CONFIG_DIR, CODEX_HOME, PI_CODING_AGENT_DIR, GEMINI_CLI_HOME, COPILOT_CONFIG_DIR, OPENCODE_DATA_DIR, else the home and XDG defaults)."`
 	Force bool     `help:"Import a source that changed even where that cuts entries its import holds and it does not (appended since, by panto-log append): the cut is kept aside, as panto-log truncate keeps it."`
 
 	Follow bool          `help:"Keep following the logs into the database --to names, converting each again as it grows; until SIGINT or SIGTERM."`
