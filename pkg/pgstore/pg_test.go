@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -49,16 +48,7 @@ func TestFollowerConformance(t *testing.T) {
 // readAll reads a session back as a file's bytes.
 func readAll(t *testing.T, p *PG, id string) []byte {
 	t.Helper()
-	r, err := p.Open(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.NewSectionReader(r, 0, r.Size()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return storetest.ReadAll(t, p, id)
 }
 
 // sessionFile writes a session of n rounds (a prompt, a tool call, its

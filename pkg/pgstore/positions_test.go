@@ -13,39 +13,17 @@ import (
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
+	"github.com/panto-dev/panto/pkg/store/storetest"
 )
 
 // followFile is a small session file: a header and n entries.
 func followFile(t *testing.T, n int) (id string, header []byte, lines [][]byte) {
-	t.Helper()
-	id, err := session.NewSessionID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	header = session.Header{ID: id, Timestamp: "2026-12-01T00:00:00.000Z", Cwd: "/t"}.AppendLine(nil)
-	header = header[:len(header)-1]
-	parent := ""
-	for i := range n {
-		eid := strings.Repeat(string(rune('a'+i%6)), 7) + string(rune('0'+i/6))
-		p := "null"
-		if parent != "" {
-			p = `"` + parent + `"`
-		}
-		lines = append(lines, []byte(`{"type":"message","id":"`+eid+`","parentId":`+p+`,"timestamp":"2026-12-01T00:00:0`+string(rune('0'+i%10))+`.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"q"}]}}`))
-		parent = eid
-	}
-	return id, header, lines
+	return storetest.SessionFile(t, n)
 }
 
 // to is the position after the header and lines of a session file.
 func to(path string, header []byte, lines [][]byte) Position {
-	b := append(append([]byte(nil), header...), '\n')
-	for _, l := range lines {
-		b = append(append(b, l...), '\n')
-	}
-	sum := Sum(0, b)
-	return Position{Source: path, Bytes: int64(len(b)), Lines: int64(len(lines)) + 1, Sum: sum,
-		Entries: int64(len(lines)), SessionBytes: int64(len(b)), SessionSum: sum}
+	return storetest.PositionOf(path, header, lines)
 }
 
 func TestCommitPositions(t *testing.T) {
@@ -112,13 +90,7 @@ func TestCommitPositions(t *testing.T) {
 	}
 }
 
-func fileOf(header []byte, lines [][]byte) []byte {
-	b := append(append([]byte(nil), header...), '\n')
-	for _, l := range lines {
-		b = append(append(b, l...), '\n')
-	}
-	return b
-}
+func fileOf(header []byte, lines [][]byte) []byte { return storetest.FileOf(header, lines) }
 
 func TestShared(t *testing.T) {
 	ctx := context.Background()

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/panto-dev/panto/pkg/scan"
@@ -21,7 +21,7 @@ import (
 func RunFollower(t *testing.T, newFollower func(t *testing.T) store.Follower) {
 	ctx := context.Background()
 	f := newFollower(t)
-	id, header, lines := followed(t, 6)
+	id, header, lines := SessionFile(t, 6)
 
 	none, err := f.Follows(ctx, id)
 	if err != nil || none.Exists || none.Pos != nil || none.Agrees() {
@@ -29,7 +29,7 @@ func RunFollower(t *testing.T, newFollower func(t *testing.T) store.Follower) {
 	}
 
 	// New: the session and its position, in one commit.
-	first := positionOf("/f", header, lines[:3])
+	first := PositionOf("/f", header, lines[:3])
 	if res, err := f.Commit(ctx, store.Commit{ID: id, Header: header, Keep: -1, Lines: lines[:3], To: first}); err != nil || res.Entries != 3 {
 		t.Fatalf("first commit: %+v, %v", res, err)
 	}
@@ -55,21 +55,21 @@ func RunFollower(t *testing.T, newFollower func(t *testing.T) store.Follower) {
 		{"other entries", 2, &first},
 		{"another position", 3, &store.Position{Bytes: first.Bytes - 1, Lines: 3, Entries: 3, SessionBytes: first.SessionBytes, SessionSum: first.SessionSum}},
 	} {
-		_, err := f.Commit(ctx, store.Commit{ID: id, Header: header, ExpectEntries: c.entries, Expect: c.expect, Keep: -1, Lines: lines[3:], To: positionOf("/f", header, lines)})
+		_, err := f.Commit(ctx, store.Commit{ID: id, Header: header, ExpectEntries: c.entries, Expect: c.expect, Keep: -1, Lines: lines[3:], To: PositionOf("/f", header, lines)})
 		if !errors.Is(err, store.ErrMoved) {
 			t.Errorf("%s: %v, want ErrMoved", c.name, err)
 		}
 	}
-	if b := readSession(t, f, id); !bytes.Equal(b, fileOf(header, lines[:3])) {
+	if b := ReadAll(t, f, id); !bytes.Equal(b, FileOf(header, lines[:3])) {
 		t.Fatalf("a refused commit wrote:\n%s", b)
 	}
 
 	// The rest: the file and the session share every entry.
-	whole := positionOf("/f", header, lines)
+	whole := PositionOf("/f", header, lines)
 	if _, err := f.Commit(ctx, store.Commit{ID: id, Header: header, ExpectEntries: 3, Expect: &first, Keep: -1, Lines: lines[3:], To: whole}); err != nil {
 		t.Fatal(err)
 	}
-	file := fileOf(header, lines)
+	file := FileOf(header, lines)
 	sh, err := f.Shared(ctx, id, scan.NewReader(bytes.NewReader(file), 0))
 	if err != nil || sh.Entries != 6 || sh.Have != 6 || sh.Bytes != int64(len(file)) {
 		t.Fatalf("Shared: %+v, %v", sh, err)
@@ -84,7 +84,7 @@ func RunFollower(t *testing.T, newFollower func(t *testing.T) store.Follower) {
 
 	// A file that holds only two of them: it shares two; the session holds
 	// four more, the follower's own.
-	two := fileOf(header, lines[:2])
+	two := FileOf(header, lines[:2])
 	sh, err = f.Shared(ctx, id, scan.NewReader(bytes.NewReader(two), 0))
 	if err != nil || sh.Entries != 2 || sh.Have != 6 || sh.Bytes != int64(len(two)) || sh.NextLen != int64(len(lines[2])) {
 		t.Fatalf("Shared with two entries: %+v, %v", sh, err)
@@ -94,12 +94,12 @@ func RunFollower(t *testing.T, newFollower func(t *testing.T) store.Follower) {
 	}
 
 	// A cut back to two entries.
-	cut := positionOf("/f", header, lines[:2])
+	cut := PositionOf("/f", header, lines[:2])
 	res, err := f.Commit(ctx, store.Commit{ID: id, Header: header, ExpectEntries: 6, Expect: &whole, Keep: 2, To: cut})
 	if err != nil || res.Cut != 4 {
 		t.Fatalf("cut: %+v, %v", res, err)
 	}
-	if b := readSession(t, f, id); !bytes.Equal(b, two) {
+	if b := ReadAll(t, f, id); !bytes.Equal(b, two) {
 		t.Fatalf("after the cut:\n%s", b)
 	}
 	// A commit whose position does not match its lines is refused whole.
@@ -111,8 +111,9 @@ func RunFollower(t *testing.T, newFollower func(t *testing.T) store.Follower) {
 	}
 }
 
-// followed is a small session file: a header and n entries, a chain.
-func followed(t *testing.T, n int) (id string, header []byte, lines [][]byte) {
+// SessionFile is a small session file for a Follower's tests: a header
+// (a new id) and n entries, each the child of the one before.
+func SessionFile(t *testing.T, n int) (id string, header []byte, lines [][]byte) {
 	t.Helper()
 	id, err := session.NewSessionID()
 	if err != nil {
@@ -120,16 +121,21 @@ func followed(t *testing.T, n int) (id string, header []byte, lines [][]byte) {
 	}
 	header = session.Header{ID: id, Timestamp: "2026-12-01T00:00:00.000Z", Cwd: "/t"}.AppendLine(nil)
 	header = header[:len(header)-1]
-	parent := "null"
+	parent := ""
 	for i := range n {
-		eid := fmt.Sprintf("e%07d", i)
-		lines = append(lines, fmt.Appendf(nil, `{"type":"message","id":"%s","parentId":%s,"timestamp":"2026-12-01T00:00:0%d.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"q"}]}}`, eid, parent, i%10))
-		parent = `"` + eid + `"`
+		eid := strings.Repeat(string(rune('a'+i%6)), 7) + string(rune('0'+i/6))
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		lines = append(lines, []byte(`{"type":"message","id":"`+eid+`","parentId":`+p+`,"timestamp":"2026-12-01T00:00:0`+string(rune('0'+i%10))+`.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"q"}]}}`))
+		parent = eid
 	}
 	return id, header, lines
 }
 
-func fileOf(header []byte, lines [][]byte) []byte {
+// FileOf is a session file's bytes: header and lines, each with its "\n".
+func FileOf(header []byte, lines [][]byte) []byte {
 	b := append(append([]byte(nil), header...), '\n')
 	for _, l := range lines {
 		b = append(append(b, l...), '\n')
@@ -137,10 +143,10 @@ func fileOf(header []byte, lines [][]byte) []byte {
 	return b
 }
 
-// positionOf is the position after the header and lines of a session
-// file followed into its own session.
-func positionOf(path string, header []byte, lines [][]byte) store.Position {
-	b := fileOf(header, lines)
+// PositionOf is the position after the header and lines of a session
+// file followed from path into its own session.
+func PositionOf(path string, header []byte, lines [][]byte) store.Position {
+	b := FileOf(header, lines)
 	sum := store.Sum(0, b)
 	return store.Position{Source: path, Bytes: int64(len(b)), Lines: int64(len(lines)) + 1, Sum: sum,
 		Entries: int64(len(lines)), SessionBytes: int64(len(b)), SessionSum: sum}
@@ -152,7 +158,8 @@ func withTime(p store.Position, got *store.Position) store.Position {
 	return p
 }
 
-func readSession(t *testing.T, st store.Store, id string) []byte {
+// ReadAll reads session id of st back as a session file's bytes.
+func ReadAll(t *testing.T, st store.Store, id string) []byte {
 	t.Helper()
 	r, err := st.Open(context.Background(), id)
 	if err != nil {
