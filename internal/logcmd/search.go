@@ -17,6 +17,7 @@ import (
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/costcmd"
+	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
@@ -315,8 +316,9 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, io cli.IO, out *buf
 	if err != nil {
 		return 0, err
 	}
-	if _, files := st.(*filestore.Files); !files {
-		return 0, exitcode.Usagef("search --store: a database is not searched yet: search its sessions' files (panto-log pull), or drop --store")
+	_, inFiles := st.(*filestore.Files)
+	if !inFiles && (len(c.Path) > 0 || c.From != "all") {
+		return 0, exitcode.Usagef("--path and --from name files: not with --store (a database holds panto's sessions and imports)")
 	}
 	if q.Slow {
 		cli.Warnf(io.Stderr, name, "the regexp holds no literal text to look for first: every line is decoded, slowly")
@@ -326,7 +328,12 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, io cli.IO, out *buf
 		problems++
 		cli.Warnf(io.Stderr, name, "%s: %v: not searched (the rest is)", tty.Line(path), errorText(err))
 	}
-	files, err := c.sources(st, io, warn)
+	var files []fsearch.File
+	if inFiles {
+		files, err = c.sources(st, io, warn)
+	} else {
+		files, err = storeSources(ctx, st, io, warn)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -699,4 +706,21 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// storeSources lists the sessions of a database, newest first, each read
+// through the store (SPEC §15: the same hits as a search of the same
+// sessions' files). No index is used yet: each session is read whole.
+func storeSources(ctx context.Context, st store.Store, io cli.IO, warn func(string, error)) ([]fsearch.File, error) {
+	list, err := st.List(ctx, io.Cwd, true, func(err error) { warn("", err) })
+	if err != nil {
+		return nil, stores.ErrorOf(err, "", stores.Read)
+	}
+	files := make([]fsearch.File, 0, len(list))
+	for _, s := range list {
+		name := s.Path
+		files = append(files, fsearch.File{Path: name, Format: agents.Panto, ModTime: s.Modified, Size: s.Size,
+			Open: func() (fsearch.Source, error) { return st.Open(ctx, name) }})
+	}
+	return files, nil
 }

@@ -22,10 +22,20 @@ import (
 
 // File is one log to search.
 type File struct {
-	Path    string
+	Path string
+	// Open, when set, opens the log instead of Path (a session of a
+	// database): Path is then only its name.
+	Open    func() (Source, error)
 	Format  agents.Format // Unknown: told from its first line
 	ModTime time.Time
 	Size    int64
+}
+
+// Source is a log opened to read, at any offset.
+type Source interface {
+	io.ReaderAt
+	Size() int64
+	Close() error
 }
 
 // Filter narrows the hits; every filter applies before any limit.
@@ -209,7 +219,8 @@ type worker struct {
 
 	// the file being read
 	j       *job
-	f       *os.File
+	f       io.ReaderAt
+	size    int64
 	meta    Meta
 	names   map[string]string // call id → tool name, found when first needed
 	lineNo  int               // lines before the region counted so far
@@ -227,27 +238,40 @@ var bigLines = make(chan struct{}, 1)
 
 func (w *worker) run(j *job) {
 	w.j, w.names, w.lastTS, w.titled, w.cur, w.scanned = j, nil, "", false, nil, false
-	f, err := os.OpenFile(j.file.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO does not block the open
-	if err != nil {
-		j.err = err
-		return
+	var f io.ReaderAt
+	var size int64
+	if j.file.Open != nil {
+		src, err := j.file.Open()
+		if err != nil {
+			j.err = err
+			return
+		}
+		defer src.Close()
+		f, size = src, src.Size()
+	} else {
+		file, err := os.OpenFile(j.file.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO does not block the open
+		if err != nil {
+			j.err = err
+			return
+		}
+		defer file.Close()
+		fi, err := file.Stat()
+		if err != nil {
+			j.err = err
+			return
+		}
+		if !fi.Mode().IsRegular() {
+			j.skip = "not a regular file"
+			return
+		}
+		if !w.opt.Filter.Since.IsZero() && fi.ModTime().Before(w.opt.Filter.Since) {
+			j.skip = "older than --since"
+			return
+		}
+		f, size = file, fi.Size()
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		j.err = err
-		return
-	}
-	if !fi.Mode().IsRegular() {
-		j.skip = "not a regular file"
-		return
-	}
-	w.f = f
-	size := fi.Size()
-	if !w.opt.Filter.Since.IsZero() && fi.ModTime().Before(w.opt.Filter.Since) {
-		j.skip = "older than --since"
-		return
-	}
+	w.f, w.size = f, size
+	var err error
 	format := j.file.Format
 	if format == agents.Unknown {
 		if format, err = agents.Sniff(f, size); err != nil {
@@ -599,11 +623,10 @@ func (w *worker) toolOf(p *Piece) string {
 // findCalls reads the file's tool calls: call id → tool name.
 func (w *worker) findCalls() {
 	mark := []byte(callMarks[w.meta.Format])
-	fi, err := w.f.Stat()
-	if err != nil || len(mark) == 0 {
+	if len(mark) == 0 {
 		return
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(w.f, 0, fi.Size()), 256<<10)
+	br := bufio.NewReaderSize(io.NewSectionReader(w.f, 0, w.size), 256<<10)
 	var long []byte
 	for {
 		line, err := br.ReadSlice('\n')
@@ -661,15 +684,11 @@ func (w *worker) hit(e *Entry, p *Piece, spans [][2]int, lineNo int) *Hit {
 }
 
 func (w *worker) title() string {
-	fi, err := w.f.Stat()
-	if err != nil {
-		return ""
-	}
 	if w.meta.Format == agents.Panto {
-		t, _, _ := session.TitleOf(w.f, fi.Size())
+		t, _, _ := session.TitleOf(w.f, w.size)
 		return t
 	}
-	return agents.Title(agents.Source{Path: w.meta.Path, R: w.f, Size: fi.Size()}, w.meta.Format)
+	return agents.Title(agents.Source{Path: w.meta.Path, R: w.f, Size: w.size}, w.meta.Format)
 }
 
 // agentName is a format's agent, as hits say it.
