@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ import (
 const realDir = "../shared/real"
 
 // TestPoison runs the commands (replay in every format, cost, import,
-// fsck) in this process over every log of ../shared/real and every
+// fsck, search) in this process over every log of ../shared/real and every
 // session file of testdata/ (the script tests' archives and the packages'
 // testdata/), twice: with the poison build's poisoning off, then on, and
 // holds the second run to the first byte for byte (stdout, stderr, exit
@@ -85,6 +86,14 @@ func TestPoison(t *testing.T) {
 			run{cmd: "panto-log", args: []string{"import", d}},
 		)
 	}
+	// Search (panto-log search) over every folder of inputs at once.
+	for _, d := range append(real, filepath.Join(work, "archives"), mustAbs("testdata"), mustAbs("pkg")) {
+		runs = append(runs,
+			run{cmd: "panto-log", args: []string{"search", "--format", "jsonl", "--path", d, "the"}},
+			run{cmd: "panto-log", args: []string{"search", "--format", "jsonl", "--path", d, "-e", "[0-9a-f]{4}"}},
+			run{cmd: "panto-log", args: []string{"search", "--format", "jsonl", "--sessions", "--path", d, "-e", "."}},
+		)
+	}
 	sessions := filepath.Join(work, "sessions")
 	env := map[string]string{
 		"HOME": work, "XDG_CONFIG_HOME": filepath.Join(work, ".config"), "XDG_CACHE_HOME": filepath.Join(work, ".cache"),
@@ -113,7 +122,8 @@ func TestPoison(t *testing.T) {
 			t.Fatalf("%s %s (poisoning %v) did not end in two minutes", r.cmd, strings.Join(r.args, " "), poisoned)
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "exit %d\n-- stdout --\n%s-- stderr --\n%s", code, out.Bytes(), errw.Bytes())
+		stdout := elapsed.ReplaceAll(out.Bytes(), []byte(`"elapsedMs":0`)) // search says how long it took
+		fmt.Fprintf(&b, "exit %d\n-- stdout --\n%s-- stderr --\n%s", code, stdout, errw.Bytes())
 		// What an import wrote.
 		filepath.WalkDir(sessions, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
@@ -148,6 +158,16 @@ func TestPoison(t *testing.T) {
 	}
 	t.Logf("%d runs over %d inputs (and %s), each the same poisoned and not", len(runs), len(inputs), strings.Join(real, ", "))
 }
+
+func mustAbs(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}
+
+var elapsed = regexp.MustCompile(`"elapsedMs":[0-9]+`)
 
 // poisoned says whether the run under way is poisoned, for messages.
 var poisoned bool
