@@ -254,7 +254,17 @@ func compactionView(id string, line []byte) *messageView {
 		note = fmt.Sprintf("Compacted (%d tokens before): from here on the model is sent this summary, then the messages after it.", e.Get("tokensBefore").Int())
 	}
 	return &messageView{ID: clean(id), Role: "compaction", Time: clean(e.Get("timestamp").Str),
-		Blocks: []blockView{{Kind: "text", Text: clean(note)}, {Kind: "text", Text: clean(e.Get("summary").Str)}}}
+		Blocks: []blockView{{Kind: "text", Text: clean(note)}, summaryBlock(clean(e.Get("summary").Str))}}
+}
+
+// summaryBlock is a compaction's summary: folded, rendered as the
+// markdown it is.
+func summaryBlock(t string) blockView {
+	b := blockView{Kind: "foldmd", Name: "The summary (" + plural(lines(t), "line", "lines") + ")", Text: t, Lines: lines(t)}
+	if len(t) <= markdownMax {
+		b.HTML = Markdown(t)
+	}
+	return b
 }
 
 type pageData struct {
@@ -478,6 +488,15 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 			case n.Role == session.User && session.Internal(t):
 				v.Blocks = append(v.Blocks, blockView{Kind: "internal", Text: t, Name: internalTag(t), Lines: lines(t)})
 				total.InternalFolded++
+			case n.Role == session.System && strings.TrimSpace(t) != "":
+				// The agent's own instructions (a Codex developer message,
+				// a system prompt): folded, rendered.
+				bv := blockView{Kind: "foldmd", Name: "The agent's instructions (" + plural(lines(t), "line", "lines") + ")", Text: t, Lines: lines(t)}
+				if len(t) <= markdownMax {
+					bv.HTML = Markdown(t)
+				}
+				v.Blocks = append(v.Blocks, bv)
+				total.InternalFolded++
 			case n.Role == session.Assistant && len(t) <= markdownMax:
 				if strings.TrimSpace(t) != "" {
 					v.Blocks = append(v.Blocks, blockView{Kind: "md", HTML: Markdown(t)})
@@ -700,6 +719,7 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{range .Blocks}}{{if eq .Kind "text"}}<div class="text">{{range pieces .Text}}{{.}}{{end}}</div>
 {{else if eq .Kind "md"}}<div class="md">{{.HTML}}</div>
 {{else if eq .Kind "internal"}}<details class="internal"><summary>The agent's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>
+{{else if eq .Kind "foldmd"}}<details class="internal"><summary>{{.Name}}</summary>{{if .HTML}}<div class="md">{{.HTML}}</div>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</details>
 {{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking ({{plural .Lines "line" "lines"}}{{if .Signature}}, signed{{end}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>
 {{else if eq .Kind "redacted"}}<p class="meta">Redacted thinking ({{.Lines}} bytes, kept to be sent back)</p>
 {{else if eq .Kind "call"}}<div class="tool{{with .Result}}{{if .Error}} failed{{end}}{{end}}"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span>{{if eq .Tool "shell"}}{{with .Result}}{{if .Exit}} <span class="exit{{if ne .Exit "0"}} bad{{end}}">exit {{.Exit}}</span>{{end}}{{end}}{{end}}</div>
