@@ -22,8 +22,9 @@ var dsnKey = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*\s*=`)
 
 // IsKeyValue reports whether s is a libpq connection string of the
 // key=value form ("host=/run/pg dbname=panto password='se cr et'"), not a
-// URL.
-func IsKeyValue(s string) bool { return !strings.Contains(s, "://") && dsnKey.MatchString(s) }
+// URL. A value may hold "://" (application_name=http://x, a password): as
+// libpq and pgx, only a string starting with a postgres scheme is a URL.
+func IsKeyValue(s string) bool { return urlScheme(s) == "" && dsnKey.MatchString(s) }
 
 // IsConnString reports whether s names a PostgreSQL database in one of
 // libpq's two forms: a URL (postgres:// or postgresql://, in any case) or
@@ -91,13 +92,28 @@ func Redact(s string) string {
 	return redactParams(s)
 }
 
-// redactParams redacts every password parameter of a URL's query.
+// urlParam is a parameter of a URL's query: its key, "=", and its value to
+// the next parameter or a fragment.
+var urlParam = regexp.MustCompile(`([?&])([^&#=]*)(=\s*)[^&#]*`)
+
+// redactParams redacts every password parameter of a URL's query, its key
+// read as pgx and libpq read it (percent-decoded: %70assword is password).
 func redactParams(s string) string {
 	q := strings.Index(s, "?")
 	if q < 0 {
 		return s
 	}
-	return s[:q] + passwordParam.ReplaceAllString(s[q:], "${1}xxxxx")
+	return s[:q] + urlParam.ReplaceAllStringFunc(s[q:], func(m string) string {
+		g := urlParam.FindStringSubmatch(m)
+		key := strings.TrimSpace(g[2])
+		if k, err := url.QueryUnescape(key); err == nil {
+			key = strings.TrimSpace(k)
+		}
+		if !strings.EqualFold(key, "password") {
+			return m
+		}
+		return g[1] + g[2] + g[3] + "xxxxx"
+	})
 }
 
 // Password returns the password s gives (a URL's user part or parameter,

@@ -31,6 +31,13 @@ func TestRedact(t *testing.T) {
 		{"postgres://u@/panto?host=/tmp/s", "postgres://u@/panto?host=/tmp/s", ""},
 		{"postgres://h:5432/db?application_name=a@b", "postgres://h:5432/db?application_name=a@b", ""},
 		{"foo password=Secret:tail", "foo password=xxxxx…", ""},
+		// hostile2: a value holding "://" made a key=value string no
+		// connection string, shown whole; a percent-encoded key was no
+		// password parameter
+		{"host=/tmp/s password=x://secretA", "host=/tmp/s password=xxxxx", "x://secretA"},
+		{"host=/tmp/s application_name=http://x password=secretB", "host=/tmp/s application_name=http://x password=xxxxx", "secretB"},
+		{"postgres://u@h/db?%70assword=secretY&x=1", "postgres://u@h/db?%70assword=xxxxx&x=1", "secretY"},
+		{"postgres://u@h/db?pass%77ord=se cr%26&x=1", "postgres://u@h/db?pass%77ord=xxxxx&x=1", "se cr&"},
 	}
 	for _, tt := range tests {
 		if got := Redact(tt.in); got != tt.want {
@@ -63,6 +70,8 @@ func TestIsConnString(t *testing.T) {
 		"sessions/a.jsonl":                  false,
 		"foo password=Secret:tail dbname=x": false,
 		"http://host=x":                     false,
+		"host=/s application_name=http://x": true,
+		"dbname=x password=a://b":           true,
 	} {
 		if got := IsConnString(s); got != want {
 			t.Errorf("IsConnString(%q) = %v, want %v", s, got, want)
