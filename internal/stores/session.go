@@ -75,7 +75,13 @@ func Session(ctx context.Context, st store.Store, getenv func(string) string, ar
 			if err != nil {
 				return nil
 			}
-			if id := AgentID(p); id != "" && strings.HasPrefix(strings.ToLower(id), prefix) {
+			id := AgentID(p)
+			if id == "" {
+				// a log whose name does not hold the agent's id (a
+				// Gemini CLI chat names 8 characters of it): its header's
+				id = logID(p)
+			}
+			if id != "" && strings.HasPrefix(strings.ToLower(id), prefix) {
 				take(id, id, p, false)
 			}
 			return nil
@@ -206,6 +212,25 @@ func pantoID(path string) string {
 	var id string
 	agents.Read(agents.Source{Path: path, R: f, Size: fi.Size()}, agents.Unknown, agents.Options{},
 		func(h *agents.Header) error { id = h.ID; return errHeader },
+		func(*agents.Entry) error { return errHeader })
+	return id
+}
+
+// logID is the agent's own session id of a log, read from its header ("" when
+// it is no log panto reads).
+func logID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	var id string
+	agents.Read(agents.Source{Path: path, R: f, Size: fi.Size()}, agents.Unknown, agents.Options{},
+		func(h *agents.Header) error { id = strings.Clone(h.Origin.ID); return errHeader },
 		func(*agents.Entry) error { return errHeader })
 	return id
 }
