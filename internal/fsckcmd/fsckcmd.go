@@ -26,7 +26,6 @@ import (
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/fsck"
 	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/store"
@@ -127,7 +126,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 		}
 		return fsck.Run(path, opts)
 	}
-	if _, files := st.(*filestore.Files); !files {
+	if _, files := st.(store.Files); !files {
 		if g.Repair && !g.DryRun {
 			cli.Errorf(io.Stderr, name, "the repair policies are for files (a database keeps no torn tail): check without --repair")
 			return fsck.BitUsage
@@ -408,7 +407,7 @@ func (g *grammar) files(st store.Store, io cli.IO) ([]input, error) {
 		return nil
 	}
 	ctx := context.Background()
-	_, isFiles := st.(*filestore.Files)
+	_, isFiles := st.(store.Files)
 	leftovers := func(dir string) { // a killed writer's temporary files: said, removed by --repair
 		if isFiles {
 			catalog.WalkLeftovers(dir, -1, func(p string) error { return add(p, nil) })
@@ -421,7 +420,7 @@ func (g *grammar) files(st store.Store, io cli.IO) ([]input, error) {
 	if !g.All {
 		return out, nil
 	}
-	if _, files := st.(*filestore.Files); files {
+	if _, files := st.(store.Files); files {
 		// Every file below the base, damaged or not, sorted by path.
 		base, err := catalog.EnvFrom(io.Getenv).BaseDir()
 		if err != nil {
