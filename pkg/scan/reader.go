@@ -15,9 +15,10 @@ type Reader struct {
 	off  int64
 	line int
 	long []byte
-	// sec is the source when it is a file section, read ahead to size a
-	// long line's buffer once (base: the offset its first byte is at).
-	sec  *io.SectionReader
+	// sec is the source when it can be read at offsets (a file section,
+	// a file, a store's reader), read ahead to size a long line's buffer
+	// once (base: the offset its first byte is at).
+	sec  io.ReaderAt
 	base int64
 	prev []byte // the line Next returned last, for the poison build
 }
@@ -35,7 +36,7 @@ func NewReader(r io.Reader, off int64) *Reader {
 		n = int(s.Size()) + 1 // bufio keeps a minimum of its own
 	}
 	rd := &Reader{br: bufio.NewReaderSize(r, n), off: off}
-	rd.sec, _ = r.(*io.SectionReader)
+	rd.sec, _ = r.(io.ReaderAt)
 	rd.base = off
 	return rd
 }
@@ -50,7 +51,7 @@ func (r *Reader) Reset(src io.Reader, off int64) {
 	}
 	r.br.Reset(src)
 	r.off, r.line, r.long = off, 0, r.long[:0]
-	r.sec, _ = src.(*io.SectionReader)
+	r.sec, _ = src.(io.ReaderAt)
 	r.base = off
 	if cap(r.long) > maxKept {
 		r.long = nil
@@ -136,7 +137,7 @@ func (r *Reader) lineLen(from int64) int {
 
 // restOfLine is the number of bytes of sec from at to the next "\n",
 // included (to the end when there is none), read ahead in small steps.
-func restOfLine(sec *io.SectionReader, at int64) int64 {
+func restOfLine(sec io.ReaderAt, at int64) int64 {
 	var buf [64 << 10]byte
 	for start := at; ; {
 		k, err := sec.ReadAt(buf[:], at)

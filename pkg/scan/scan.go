@@ -432,7 +432,7 @@ func (ch *chunk) classify(opt *ScanOptions) {
 // produce cuts the input into chunks of whole lines (a line longer than a
 // chunk makes a longer chunk: there is no line-length limit).
 func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit <-chan struct{}) {
-	sec, _ := r.(*io.SectionReader)
+	sec, _ := r.(io.ReaderAt) // a file section, a file, a store's reader: read ahead to size a long line
 	defer close(work)
 	defer close(ordered)
 	var carry []byte
