@@ -54,7 +54,8 @@ type grammar struct {
 	Compact      bool             `xor:"width" help:"A table of few columns (the row, turns, tokens, cost), whatever the width."`
 	Wide         bool             `xor:"width" help:"Every column of the table, however wide (by default a table on a terminal fits its width)."`
 
-	loc *time.Location // of --timezone
+	loc   *time.Location    // of --timezone
+	links map[string]string // RunLinked: a session's id (panto's or its agent's) → its page
 }
 
 // Main runs panto-cost in this process.
@@ -90,6 +91,19 @@ func breakdownArgs(args []string) []string {
 		return append(out, args[i+2:]...)
 	}
 	return args
+}
+
+// RunLinked runs panto-cost with args for a site (panto-replay --site): a
+// page by session links each session to the page links names for its id
+// (panto's, or its agent's own).
+func RunLinked(args []string, io cli.IO, links map[string]string) int {
+	var g grammar
+	_, code, done := cli.Parse(name, "", &g, args, io, nil)
+	if done {
+		return code
+	}
+	g.links = links
+	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) { return g.run(io, out) })
 }
 
 // parseDay reads a day as YYYY-MM-DD, YYYYMMDD, or N days (Nd) or weeks
@@ -352,7 +366,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	case "json":
 		err = writeJSON(out, g.By, order, total, skip, prices, g.zoneName(io))
 	case "html":
-		err = writeHTML(out, g.By, order, total, chart, skip, prices)
+		err = writeHTML(out, g.By, order, total, chart, skip, prices, g.links)
 	default:
 		err = writeJSONL(out, g.By, order, total)
 	}

@@ -300,6 +300,7 @@ type reportRow struct {
 	Cost, Exact                                                               string // cents, and exactly
 	Unknown                                                                   bool
 	Why                                                                       string
+	Href                                                                      string // a site's page of the session
 }
 
 func reportRowOf(r *row, key string) reportRow {
@@ -332,7 +333,7 @@ type reportView struct {
 // writeHTML writes the report as one self-contained page (SPEC §12): the
 // table of the rows and an inline SVG chart of cost by period, stacked by
 // model; no script, nothing fetched, every name escaped.
-func writeHTML(w io.Writer, by string, rows []*row, total *row, c *chart, skip skipped, prices string) error {
+func writeHTML(w io.Writer, by string, rows []*row, total *row, c *chart, skip skipped, prices string, links map[string]string) error {
 	v := reportView{CSP: replay.PageCSP, By: by, Title: "panto-cost by " + by, Chart: c.view(barNames(by, rows)), Skipped: map[string]int{}, Prices: prices}
 	if len(total.pricedAs) > 0 {
 		v.PricedByName = strings.Join(missingList(total.pricedAs), ", ")
@@ -343,7 +344,15 @@ func writeHTML(w io.Writer, by string, rows []*row, total *row, c *chart, skip s
 		}
 	}
 	for _, r := range rows {
-		v.Rows = append(v.Rows, reportRowOf(r, r.label(by)))
+		rr := reportRowOf(r, r.label(by))
+		if by == "session" && links != nil { // a site's report: each session links to its page
+			if h, ok := links[r.origin]; ok && r.origin != "" {
+				rr.Href = h
+			} else if h, ok := links[r.key]; ok {
+				rr.Href = h
+			}
+		}
+		v.Rows = append(v.Rows, rr)
 	}
 	v.Total = reportRowOf(total, "Total")
 	return reportTemplate.Execute(w, v)
@@ -449,7 +458,7 @@ th:nth-child(2), td:nth-child(2) { font-weight: 600; }
 <div class="scroll"><table>
 <thead><tr><th>{{.By}}</th><th>cost</th><th>turns</th><th>input</th><th>output</th><th>cache read</th><th>cache write</th><th>of which 1h</th><th>reasoning</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr><td>{{.Key}}</td><td title="{{.Exact}}"{{if .Unknown}} class="unknown"{{end}}>{{.Cost}}</td><td>{{.Turns}}</td><td>{{.Input}}</td><td>{{.Output}}</td><td>{{.CacheRead}}</td><td>{{.CacheWrite}}</td><td>{{.CacheWrite1h}}</td><td>{{.Reasoning}}</td></tr>
+{{range .Rows}}<tr><td>{{if .Href}}<a href="{{.Href}}">{{.Key}}</a>{{else}}{{.Key}}{{end}}</td><td title="{{.Exact}}"{{if .Unknown}} class="unknown"{{end}}>{{.Cost}}</td><td>{{.Turns}}</td><td>{{.Input}}</td><td>{{.Output}}</td><td>{{.CacheRead}}</td><td>{{.CacheWrite}}</td><td>{{.CacheWrite1h}}</td><td>{{.Reasoning}}</td></tr>
 {{if .Why}}<tr><td class="why" colspan="9">{{.Why}}</td></tr>
 {{end}}{{end}}<tr class="total"><td>{{.Total.Key}}</td><td title="{{.Total.Exact}}"{{if .Total.Unknown}} class="unknown"{{end}}>{{.Total.Cost}}</td><td>{{.Total.Turns}}</td><td>{{.Total.Input}}</td><td>{{.Total.Output}}</td><td>{{.Total.CacheRead}}</td><td>{{.Total.CacheWrite}}</td><td>{{.Total.CacheWrite1h}}</td><td>{{.Total.Reasoning}}</td></tr>
 </tbody></table></div>

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/costcmd"
 	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
@@ -149,7 +150,36 @@ func (g *grammar) site(io cli.IO, out *bufio.Writer) (int, error) {
 			}
 		}
 	}
-	changed, err := writeIfChanged(filepath.Join(dir, "index.html"), func(w goio.Writer) error { return writeIndex(w, entries, from) })
+	// The cost report of the same sessions, each linked to its page.
+	links := map[string]string{}
+	var paths []string
+	for _, e := range all {
+		links[e.ID] = e.Page
+		if _, id, ok := strings.Cut(e.Origin, "/"); ok {
+			links[id] = e.Page
+		}
+		if _, err := os.Stat(e.Source); err == nil {
+			paths = append(paths, e.Source)
+		}
+	}
+	report := false
+	if len(paths) > 0 {
+		args := []string{"--format", "html", "--by", "session"}
+		if g.Pricing != "" {
+			args = append(args, "--pricing", g.Pricing)
+		}
+		var rep, errs bytes.Buffer
+		cio := io
+		cio.Stdout, cio.Stderr, cio.Stdin = &rep, &errs, strings.NewReader("")
+		if code := costcmd.RunLinked(append(args, paths...), cio, links); code == exitcode.OK || code == exitcode.Findings {
+			if _, err := writeIfChanged(filepath.Join(dir, "cost.html"), func(w goio.Writer) error { _, err := w.Write(rep.Bytes()); return err }); err == nil {
+				report = true
+			}
+		} else {
+			cli.Warnf(io.Stderr, name, "site: the cost report: %s", strings.TrimSpace(errs.String()))
+		}
+	}
+	changed, err := writeIfChanged(filepath.Join(dir, "index.html"), func(w goio.Writer) error { return writeIndex(w, entries, from, report) })
 	if err != nil {
 		return 0, exitcode.Failuref("site: %v", err)
 	}
@@ -269,7 +299,7 @@ type indexProject struct {
 
 // writeIndex writes the site's index: the sessions by project (the
 // project of the newest session first), newest first in each.
-func writeIndex(w goio.Writer, entries []siteEntry, prices string) error {
+func writeIndex(w goio.Writer, entries []siteEntry, prices string, report bool) error {
 	byCwd := map[string]*indexProject{}
 	var projects []*indexProject
 	total := pricing.Zero()
@@ -310,7 +340,7 @@ func writeIndex(w goio.Writer, entries []siteEntry, prices string) error {
 		p.Cost = costText(costs[p])
 	}
 	return indexTemplate.Execute(w, map[string]any{"CSP": IndexCSP, "Script": template.JS(indexScript), "Projects": projects, "Count": len(entries),
-		"Total": costText(total), "Prices": prices, "Generator": name + " " + cli.Version})
+		"Total": costText(total), "Report": report, "Prices": prices, "Generator": name + " " + cli.Version})
 }
 
 func costText(c pricing.Cost) string {
@@ -350,7 +380,7 @@ a:hover { text-decoration: underline; }
 </head>
 <body>
 <h1>panto sessions</h1>
-<p><input id="q" type="search" placeholder="Filter by title, agent, project or id" aria-label="Filter sessions"> <span class="note"><span id="shown">{{.Count}}</span> of {{.Count}} sessions · total {{.Total}}</span></p>
+<p><input id="q" type="search" placeholder="Filter by title, agent, project or id" aria-label="Filter sessions"> <span class="note"><span id="shown">{{.Count}}</span> of {{.Count}} sessions · total {{.Total}}{{if .Report}} · <a href="cost.html">the cost report</a>{{end}}</span></p>
 {{range .Projects}}<section class="project">
 <h2>{{.Cwd}} <span class="cost">{{.Cost}}</span></h2>
 <table>
