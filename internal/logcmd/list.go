@@ -16,7 +16,6 @@ import (
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/panto-dev/panto/pkg/tty"
 )
@@ -62,7 +61,7 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 	if err != nil {
 		return err
 	}
-	if _, files := st.(*filestore.Files); files && (c.All || c.Agent != "") && c.Agent != "panto" {
+	if _, files := st.(store.Files); files && (c.All || c.Agent != "") && c.Agent != "panto" {
 		if c.Agent != "" && agents.Named(c.Agent) == nil {
 			return exitcode.Usagef("--agent %q is not an agent: give %s", c.Agent, agentNames())
 		}

@@ -21,7 +21,6 @@ import (
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
 	fsearch "github.com/panto-dev/panto/pkg/search"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/panto-dev/panto/pkg/tty"
@@ -276,7 +275,7 @@ func (c *searchCmd) sources(st store.Store, io cli.IO, warn func(string, error))
 		}
 	}
 	if panto {
-		if _, ok := st.(*filestore.Files); ok {
+		if _, ok := st.(store.Files); ok {
 			base, err := catalog.EnvFrom(io.Getenv).BaseDir()
 			if err == nil {
 				if _, err := os.Stat(base); err == nil {
@@ -316,7 +315,7 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, io cli.IO, out *buf
 	if err != nil {
 		return 0, err
 	}
-	_, inFiles := st.(*filestore.Files)
+	_, inFiles := st.(store.Files)
 	if !inFiles && (len(c.Path) > 0 || c.From != "all") {
 		return 0, exitcode.Usagef("--path and --from name files: not with --store (a database holds panto's sessions and imports)")
 	}
