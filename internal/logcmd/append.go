@@ -27,6 +27,7 @@ type appendCmd struct {
 	Provider   string        `help:"Provider stamped on user entries (default: the file's active one)."`
 	Model      string        `help:"Model stamped on user entries (default: the file's active one)."`
 	System     string        `help:"Append this system prompt first, before --user (no JSON needed)." placeholder:"TEXT"`
+	SystemFile string        `name:"system-file" help:"Append the system prompt FILE holds (its final newlines left out, as panto-turn's --system-file), as --system does: for one of any size (an argument is at most 128 KiB)." placeholder:"FILE"`
 	User       string        `help:"Append this user prompt first (no JSON needed); stdin is read after it unless it is a terminal." placeholder:"TEXT"`
 	UserFile   string        `name:"user-file" help:"Append the user prompt FILE holds, as --user does (for a prompt of any size: an argument is at most 128 KiB)." placeholder:"FILE"`
 	Parent     string        `help:"Make the first entry a child of entry ID (a branch) instead of the leaf." placeholder:"ID"`
@@ -45,6 +46,8 @@ func (c *appendCmd) validate() error {
 		return exitcode.Usagef("--provider and --model go together")
 	case c.UserFile != "" && c.User != "":
 		return exitcode.Usagef("--user and --user-file: give one")
+	case c.SystemFile != "" && c.System != "":
+		return exitcode.Usagef("--system and --system-file: give one")
 	case c.Root && c.Parent != "":
 		return exitcode.Usagef("--root and --parent: give one")
 	}
@@ -70,6 +73,18 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 			return exitcode.Usagef("--user-file %s is empty: nothing appended", tty.Line(c.UserFile))
 		}
 		c.User = string(b)
+	}
+	if c.SystemFile != "" {
+		if fi, err := os.Stat(c.SystemFile); err == nil && !fi.Mode().IsRegular() {
+			return exitcode.Usagef("--system-file %s: not a regular file: give one", tty.Line(c.SystemFile)) // a FIFO would be waited on
+		}
+		b, err := os.ReadFile(c.SystemFile)
+		if err != nil {
+			return exitcode.Usagef("--system-file: %v", err)
+		}
+		if c.System = strings.TrimRight(string(b), "\n"); c.System == "" {
+			return exitcode.Usagef("--system-file %s is empty: nothing appended", tty.Line(c.SystemFile))
+		}
 	}
 	var msgs []store.Msg
 	if c.System != "" {
