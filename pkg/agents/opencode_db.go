@@ -133,7 +133,7 @@ func walHeader(path string) ([]byte, error) {
 
 // snapshotTries is how often a snapshot is taken again when the WAL was
 // restarted during the copy.
-const snapshotTries = 20
+const snapshotTries = 50
 
 // takeSnapshot copies the database and its WAL into a temporary directory
 // of panto's own as one consistent state, and opens the copy.
@@ -176,7 +176,7 @@ func (d *ocDB) takeSnapshot() error {
 		if try == snapshotTries {
 			return fmt.Errorf("%s: OpenCode kept restarting its write-ahead log while panto copied it: no consistent snapshot after %d tries (run again)", d.path, try+1)
 		}
-		time.Sleep(time.Duration(try+1) * 5 * time.Millisecond) // let the checkpoint end
+		time.Sleep(min(time.Duration(try+1)*5*time.Millisecond, 100*time.Millisecond)) // let the checkpoint end
 	}
 	db, err := sql.Open("sqlite", "file:"+uriPath(copyDB)+"?_pragma=query_only(1)")
 	if err != nil {
@@ -373,20 +373,24 @@ func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
 	}
 	q := `SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id`
 	if !content {
-		// A cost report needs the step-finish parts' usage only.
-		q = `SELECT id, message_id, data FROM part WHERE session_id = ? AND json_extract(data, '$.type') = 'step-finish' ORDER BY message_id, id`
+		// A cost report needs the step-finish parts' usage only: those
+		// that say "step-finish" (a search of the text, cheaper than
+		// parsing every part's JSON in SQL; ocReply checks the type).
+		q = `SELECT id, message_id, data FROM part WHERE session_id = ? AND instr(data, '"step-finish"') > 0 ORDER BY message_id, id`
 	}
 	prows, err := tx.Query(q, s.id)
 	if err != nil {
 		return nil, d.sqlErr(err)
 	}
 	defer prows.Close()
+	var raw sql.RawBytes
 	for prows.Next() {
 		var p ocPart
 		var mid string
-		if err := prows.Scan(&p.id, &mid, &p.data); err != nil {
+		if err := prows.Scan(&p.id, &mid, &raw); err != nil {
 			return nil, d.sqlErr(err)
 		}
+		p.data = string(raw)
 		if i, ok := index[mid]; ok {
 			out.msgs[i].parts = append(out.msgs[i].parts, p)
 		} else {

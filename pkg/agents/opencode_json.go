@@ -69,7 +69,7 @@ func ocDocKind(src Source) (string, error) {
 		}
 	}
 	switch {
-	case keys["info"] && keys["messages"], keys["messages"] && !keys["id"]:
+	case keys["info"] && keys["messages"], keys["messages"] && !keys["id"], keys["info"] && !keys["id"]:
 		return "export", nil
 	case strings.HasPrefix(id, "ses_") && keys["projectID"]:
 		return "storage", nil
@@ -99,9 +99,10 @@ func skipValue(dec *json.Decoder) error {
 	}
 }
 
-// ocExport reads an `opencode export` document message by message: a
-// document of hundreds of MB is never held whole (one message at a time).
-// A document cut short gives the messages before the cut, and says so.
+// ocExport reads an `opencode export` document message by message (a
+// docStream: a document of hundreds of MB is never held whole, only its
+// largest message). A document cut short gives the messages before the
+// cut, and says so (Torn).
 func (c *converter) ocExport() error {
 	info, err := c.ocExportInfo()
 	if err != nil {
@@ -111,10 +112,6 @@ func (c *converter) ocExport() error {
 		title: info.Get("title").Str, version: info.Get("version").Str, created: info.Get("time.created").Int(), path: c.src.Path}
 	if s.parent == "REDACTED" {
 		s.parent = ""
-	}
-	dec := json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(c.src.R, 0, c.src.Size), 256<<10))
-	if _, err := dec.Token(); err != nil {
-		return err
 	}
 	started := false
 	start := func(first int64) error {
@@ -129,85 +126,68 @@ func (c *converter) ocExport() error {
 	}
 	older := ocBefore116(s.version)
 	n := 0
-	cut := func() error {
+	d := newDocStream(io.NewSectionReader(c.src.R, 0, c.src.Size))
+	err = d.object("messages", func(string, []byte) error { return nil }, func(_ int64, raw []byte) error {
+		n++
+		m := gjson.ParseBytes(raw)
+		mi := m.Get("info")
+		msg := ocMessage{id: strings.Clone(mi.Get("id").Str), created: mi.Get("time.created").Int(), data: strings.Clone(mi.Raw), raw: d.Line()}
+		m.Get("parts").ForEach(func(_, p gjson.Result) bool {
+			if c.opt.Content || p.Get("type").Str == "step-finish" { // a cost needs only the usage
+				msg.parts = append(msg.parts, ocPart{id: strings.Clone(p.Get("id").Str), data: strings.Clone(p.Raw)})
+			}
+			return true
+		})
+		if msg.id == "" || msg.id == "REDACTED" {
+			msg.id = fmt.Sprintf("message %d", n) // Entire's redaction: still one message each
+		}
+		if err := start(msg.created); err != nil {
+			return err
+		}
+		return c.ocMessage(s, &msg, older)
+	})
+	if errors.Is(err, errDocCut) {
 		if err := start(0); err != nil {
 			return err
 		}
-		c.stats.Torn = n + 1
+		c.stats.Torn = max(d.Line(), 1)
 		c.stats.add("opencode export cut short (messages after the last whole one not read)", 1)
 		return nil
 	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return cut()
-		}
-		if t != "messages" {
-			if err := skipValue(dec); err != nil {
-				return cut()
-			}
-			continue
-		}
-		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-			return cut()
-		}
-		for dec.More() {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return cut()
-			}
-			n++
-			m := gjson.ParseBytes(raw)
-			mi := m.Get("info")
-			msg := ocMessage{id: mi.Get("id").Str, created: mi.Get("time.created").Int(), data: mi.Raw, raw: n}
-			m.Get("parts").ForEach(func(_, p gjson.Result) bool {
-				msg.parts = append(msg.parts, ocPart{id: p.Get("id").Str, data: p.Raw})
-				return true
-			})
-			if msg.id == "" || msg.id == "REDACTED" {
-				msg.id = fmt.Sprintf("message %d", n) // Entire's redaction: still one message each
-			}
-			if err := start(msg.created); err != nil {
-				return err
-			}
-			if err := c.ocMessage(s, &msg, older); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return cut()
-		}
-	}
-	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
-		return cut()
+	if err != nil {
+		return err
 	}
 	return start(0)
 }
 
-// ocExportInfo reads the export's "info" member (the session), wherever it
-// is among the members.
+// errInfo stops the look for an export's "info" at its first message.
+var errInfo = errors.New("info found")
+
+// ocExportInfo reads the export's "info" member (the session): before its
+// messages, as OpenCode writes it, else wherever it is.
 func (c *converter) ocExportInfo() (gjson.Result, error) {
-	dec := json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(c.src.R, 0, c.src.Size), 64<<10))
-	if _, err := dec.Token(); err != nil {
-		return gjson.Result{}, ErrNotALog
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			break
+	var info gjson.Result
+	member := func(key string, v []byte) error {
+		if key == "info" {
+			info = gjson.Parse(string(v))
+			if info.Get("id").Type == gjson.String {
+				return errInfo
+			}
 		}
-		if t == "info" {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				break
+		return nil
+	}
+	for _, whole := range []bool{false, true} {
+		d := newDocStream(io.NewSectionReader(c.src.R, 0, c.src.Size))
+		err := d.object("messages", member, func(int64, []byte) error {
+			if !whole {
+				return errInfo // the first message, and no info before it: look at the whole
 			}
-			info := gjson.ParseBytes(raw)
-			if info.Get("id").Type != gjson.String {
-				break
-			}
+			return nil
+		})
+		if info.Get("id").Type == gjson.String {
 			return info, nil
 		}
-		if err := skipValue(dec); err != nil {
+		if !errors.Is(err, errInfo) {
 			break
 		}
 	}

@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
@@ -273,7 +275,7 @@ func TestOpenCodeWriterProcess(t *testing.T) {
 	if path == "" {
 		t.Skip("the writer of the OpenCode writer tests")
 	}
-	db, err := sql.Open("sqlite", "file:"+uriPath(path)+"?_pragma=busy_timeout(0)&_pragma=wal_autocheckpoint(4)")
+	db, err := sql.Open("sqlite", "file:"+uriPath(path)+"?_pragma=busy_timeout(0)&_pragma=wal_autocheckpoint(16)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,4 +479,199 @@ func TestOpenCodeWriterWrites(t *testing.T) {
 		t.Errorf("left in TMPDIR: %v", left)
 	}
 	t.Logf("the last read saw %d of the writer's messages", last)
+}
+
+// ocExportDoc is an `opencode export` document of the shapes' ses_B, with
+// n extra assistant messages of pad bytes of text each.
+func ocExportDoc(n, pad int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{
+  "info": {
+    "id": "ses_X",
+    "slug": "calm-owl",
+    "projectID": "prj1",
+    "directory": "/proj",
+    "parentID": "REDACTED",
+    "title": "Exported",
+    "version": "1.2.21",
+    "time": {"created": 1780000300000, "updated": 1780000400000}
+  },
+  "messages": [
+    {
+      "info": {"id": "msg_x1", "sessionID": "ses_X", "role": "user", "time": {"created": 1780000301000}, "model": {"providerID": "openai", "modelID": "gpt-5"}},
+      "parts": [{"id": "prt_x1", "sessionID": "ses_X", "messageID": "msg_x1", "type": "text", "text": "Explain"}]
+    },
+    {
+      "info": {"id": "REDACTED", "sessionID": "ses_X", "role": "assistant", "parentID": "msg_x1", "modelID": "gpt-5", "providerID": "openai", "cost": 0.0217, "tokens": {"total": 10200, "input": 10000, "output": 200, "reasoning": 100, "cache": {"read": 0, "write": 0}}, "time": {"created": 1780000302000, "completed": 1780000303000}, "finish": "stop"},
+      "parts": [{"id": "prt_x2", "sessionID": "ses_X", "messageID": "REDACTED", "type": "text", "text": "It works."}]
+    }`)
+	text := strings.Repeat("all work and no play ", pad/21+1)[:pad]
+	for i := range n {
+		fmt.Fprintf(&b, `,
+    {
+      "info": {"id": "msg_y%08d", "sessionID": "ses_X", "role": "assistant", "modelID": "gpt-5", "providerID": "openai", "tokens": {"total": 12, "input": 10, "output": 2, "reasoning": 0, "cache": {"read": 0, "write": 0}}, "time": {"created": %d}, "finish": "stop"},
+      "parts": [{"id": "prt_y%08d", "type": "text", "text": %q}]
+    }`, i, 1780000304000+i, i, text)
+	}
+	b.WriteString("\n  ]\n}\n")
+	return b.Bytes()
+}
+
+// An export is read as the database is: the same message and part
+// objects. Entire's redaction gives several messages the id REDACTED:
+// each still counts. A document cut short is read up to its last whole
+// message and said (Torn), never taken whole.
+func TestOpenCodeExport(t *testing.T) {
+	doc := ocExportDoc(2, 10)
+	src := Source{Path: "x.json", R: bytes.NewReader(doc), Size: int64(len(doc))}
+	if f, err := Identify(src.R, src.Size); err != nil || f != OpenCode {
+		t.Fatalf("an export told %v, %v", f, err)
+	}
+	hs, es, st, err := ocRead(t, src, Options{Content: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 1 || hs[0].Origin.ID != "ses_X" || hs[0].Origin.Parent != "" || hs[0].Timestamp != "2026-05-28T20:31:40.000Z" {
+		t.Fatalf("header %+v", hs)
+	}
+	if len(es[0]) != 4 || !strings.Contains(es[0][1], `"usage":{"input":10000,"output":200,"reasoning":100}`) || st.Torn != 0 {
+		t.Fatalf("entries %q, stats %+v", es[0], st)
+	}
+	for cut := len(doc) - 3; cut > len(doc)-400; cut -= 37 { // "}\n" and more cut off
+		src := Source{Path: "x.json", R: bytes.NewReader(doc[:cut]), Size: int64(cut)}
+		_, es, st, err := ocRead(t, src, Options{Content: true})
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		if st.Torn == 0 || len(es[0]) < 2 || len(es[0]) > 4 {
+			t.Fatalf("cut at %d: %d entries, torn %d", cut, len(es[0]), st.Torn)
+		}
+	}
+	// Cut before its session: refused, named.
+	_, _, _, err = ocRead(t, Source{Path: "x.json", R: bytes.NewReader(doc[:40]), Size: 40}, Options{})
+	if !errors.Is(err, ErrNotALog) || !strings.Contains(err.Error(), "OpenCode export") {
+		t.Errorf("an export cut in its info: %v", err)
+	}
+}
+
+// A 200 MB export is read in memory of one message, not of the document.
+func TestOpenCodeExportMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 200 MB file")
+	}
+	path := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(path, ocExportDoc(200<<10, 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	var peak uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	go func() {
+		defer close(done)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapInuse)
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	n := 0
+	_, _, err := Read(fileSource(t, path), OpenCode, Options{}, func(*Header) error { return nil }, func(e *Entry) error {
+		if e.Reply != nil {
+			n++
+		}
+		return nil
+	})
+	close(stop)
+	<-done
+	if err != nil || n != 200<<10+1 {
+		t.Fatalf("%d replies, %v", n, err)
+	}
+	t.Logf("%d MB export: heap in use at most %d MB (%d MB before)", fi.Size()>>20, peak>>20, base.HeapInuse>>20)
+	if peak > base.HeapInuse+48<<20 {
+		t.Errorf("reading a %d MB export took %d MB of heap", fi.Size()>>20, (peak-base.HeapInuse)>>20)
+	}
+}
+
+// The storage/ tree of OpenCode up to 1.1: a session file, its messages'
+// and their parts' files; ids from the file names.
+func TestOpenCodeStorage(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "storage")
+	write := func(rel, body string) {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("session/prj1/ses_S.json", `{
+  "id": "ses_S",
+  "projectID": "prj1",
+  "directory": "/old",
+  "title": "Old",
+  "version": "1.0.5",
+  "time": {"created": 1760000000000, "updated": 1760000100000}
+}`)
+	write("message/ses_S/msg_s1.json", `{"id": "msg_s1", "sessionID": "ses_S", "role": "user", "time": {"created": 1760000001000}, "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}}`)
+	write("part/msg_s1/prt_s1.json", `{"id": "prt_s1", "messageID": "msg_s1", "sessionID": "ses_S", "type": "text", "text": "Hi"}`)
+	write("message/ses_S/msg_s2.json", `{"id": "msg_s2", "sessionID": "ses_S", "role": "assistant", "modelID": "claude-sonnet-4-5", "providerID": "anthropic", "tokens": {"input": 5, "output": 7, "reasoning": 0, "cache": {"read": 1, "write": 2}}, "time": {"created": 1760000002000}}`)
+	write("part/msg_s2/prt_s3.json", `{"id": "prt_s3", "type": "text", "text": "second"}`)
+	write("part/msg_s2/prt_s2.json", `{"id": "prt_s2", "type": "text", "text": "first"}`)
+	path := filepath.Join(root, "session", "prj1", "ses_S.json")
+	if !IsLogPath(path) || IsLogPath(filepath.Join(root, "message", "ses_S", "msg_s1.json")) {
+		t.Errorf("a walk takes the session, not its messages")
+	}
+	hs, es, _, err := ocRead(t, fileSource(t, path), Options{Content: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 1 || hs[0].Origin.ID != "ses_S" || len(es[0]) != 2 || !strings.Contains(es[0][1], `[{"type":"text","text":"first"},{"type":"text","text":"second"}]`) ||
+		!strings.Contains(es[0][1], `"usage":{"input":5,"output":7,"cacheRead":1,"cacheWrite":2}`) {
+		t.Fatalf("%+v %q", hs, es)
+	}
+	// One of its messages, given: refused, named.
+	_, _, _, err = ocRead(t, fileSource(t, filepath.Join(root, "message", "ses_S", "msg_s1.json")), Options{})
+	if !errors.Is(err, ErrNotALog) || !strings.Contains(err.Error(), "storage/ tree, not a session") {
+		t.Errorf("a message file: %v", err)
+	}
+}
+
+// `opencode run --format json`: parts by message, a part sent again
+// replaces itself; a cut-off last line is torn, not read; the model is
+// unknown (its cost too, never $0).
+func TestOpenCodeStream(t *testing.T) {
+	log := `{"type":"step_start","timestamp":1771390898659,"sessionID":"ses_R","part":{"id":"prt_1","sessionID":"ses_R","messageID":"msg_1","type":"step-start"}}
+{"type":"tool_use","timestamp":1771390898700,"sessionID":"ses_R","part":{"id":"prt_2","sessionID":"ses_R","messageID":"msg_1","type":"tool","tool":"bash","callID":"c1","state":{"status":"completed","input":{"command":"ls"},"output":"x"}}}
+{"type":"step_finish","timestamp":1771390898800,"sessionID":"ses_R","part":{"id":"prt_3","sessionID":"ses_R","messageID":"msg_1","type":"step-finish","reason":"tool-calls","tokens":{"total":30,"input":10,"output":20,"reasoning":0,"cache":{"read":0,"write":0}}}}
+{"type":"text","timestamp":1771390899000,"sessionID":"ses_R","part":{"id":"prt_4","sessionID":"ses_R","messageID":"msg_2","type":"text","text":"Don"}}
+{"type":"text","timestamp":1771390899100,"sessionID":"ses_R","part":{"id":"prt_4","sessionID":"ses_R","messageID":"msg_2","type":"text","text":"Done."}}
+{"type":"step_finish","timestamp":1771390899200,"sessionID":"ses_R","part":{"id":"prt_5","sessionID":"ses_R","messageID":"msg_2","type":"step-fin`
+	src := Source{Path: "run.jsonl", R: strings.NewReader(log), Size: int64(len(log))}
+	if f, err := Identify(src.R, src.Size); err != nil || f != OpenCode {
+		t.Fatalf("a run stream told %v, %v", f, err)
+	}
+	hs, es, st, err := ocRead(t, src, Options{Content: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 1 || hs[0].Origin.ID != "ses_R" || hs[0].Timestamp != "2026-02-18T05:01:38.659Z" || st.Torn != 6 {
+		t.Fatalf("%+v torn %d", hs, st.Torn)
+	}
+	want := []string{`"toolUse","id":"c1"`, `"toolResult","toolUseId":"c1","content":"x"`, `[{"type":"text","text":"Done."}],"provider":"unknown","model":"unknown","usage":{"input":0,"output":0}`}
+	if len(es[0]) != 3 {
+		t.Fatalf("%q", es[0])
+	}
+	for i, w := range want {
+		if !strings.Contains(es[0][i], w) {
+			t.Errorf("entry %d %s, want %s", i, es[0][i], w)
+		}
+	}
 }
