@@ -126,9 +126,7 @@ func appendBatch(f *os.File, path string, good int64, buf []byte) error {
 		if err = fsync(f); err != nil {
 			err = fmt.Errorf("fsync %s: %w", path, err)
 		}
-	} else {
-		err = fmt.Errorf("write %s: %w", path, err)
-	}
+	} // else a write's error names path already ("write PATH: no space left on device")
 	if err != nil {
 		if terr := f.Truncate(good); terr != nil {
 			return fmt.Errorf("%w; cutting the partial batch back also failed: %v (run panto-fsck --repair %s)", err, terr, path)

@@ -212,6 +212,9 @@ func TestFileSizeLimit(t *testing.T) {
 	if !strings.Contains(string(out), "file too large") {
 		t.Fatalf("helper said %q, want a file-too-large error", out)
 	}
+	if n := strings.Count(string(out), path); n != 1 {
+		t.Errorf("helper said %q: the path %d times, want once", out, n) // "write P: write P: …" before
+	}
 	after, _ := os.ReadFile(path)
 	if !bytes.Equal(before, after) {
 		t.Fatalf("file changed: %d bytes before, %d after", len(before), len(after))
