@@ -13,7 +13,6 @@ import (
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/tidwall/gjson"
 )
@@ -37,7 +36,7 @@ func Session(ctx context.Context, st store.Store, getenv func(string) string, ar
 	if _, err := os.Lstat(arg); err == nil {
 		return arg, nil
 	}
-	if _, files := st.(*filestore.Files); !files || !looksLikeID(arg) || strings.ContainsRune(arg, os.PathSeparator) {
+	if _, files := st.(store.Files); !files || !looksLikeID(arg) || strings.ContainsRune(arg, os.PathSeparator) {
 		return arg, nil
 	}
 	if len(arg) < MinPrefix {

@@ -18,7 +18,7 @@ import (
 	"github.com/panto-dev/panto/pkg/store"
 
 	// The backends a store URL may name.
-	"github.com/panto-dev/panto/pkg/filestore"
+	_ "github.com/panto-dev/panto/pkg/filestore"
 	_ "github.com/panto-dev/panto/pkg/nullstore"
 	_ "github.com/panto-dev/panto/pkg/pgstore"
 )
@@ -136,7 +136,7 @@ func EachLog(ctx context.Context, st store.Store, arg string, fn func(string, er
 		return fn(arg, err)
 	}
 	arg = p
-	if _, files := st.(*filestore.Files); files {
+	if _, files := st.(store.Files); files {
 		taken := 0
 		err := catalog.WalkWith(arg, agents.IsLogPath, func(p string, err error) error {
 			taken++
