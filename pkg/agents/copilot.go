@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"path/filepath"
@@ -68,6 +69,10 @@ func copilotModel(m string) string {
 	return strings.Clone(m)
 }
 
+// copilotBilled are the events a cost reads: replies, usage, models.
+var copilotBilled = map[string]bool{"assistant.message": true, "session.compaction_complete": true, "session.shutdown": true,
+	"session.model_change": true, "session.resume": true}
+
 var copilotType = regexp.MustCompile(`^(session|user|assistant|tool|subagent|hook|system|permission|skill|abort)\.[a-z_.]+$`)
 
 // copilotProvider is the provider Copilot's replies are priced under: the
@@ -93,8 +98,33 @@ func (c *converter) copilot() error {
 		if err != nil {
 			return err
 		}
+		if c.hdr != nil && !c.opt.Content {
+			// Copilot writes the type first: a cost passes over the
+			// events it does not read without parsing them.
+			if t, ok := bytes.CutPrefix(raw, []byte(`{"type":"`)); ok {
+				if i := bytes.IndexByte(t, '"'); i > 0 && !copilotBilled[string(t[:i])] {
+					continue
+				}
+			}
+		}
+		var typ, ts string
+		var d gjson.Result
 		l := gjson.Parse(str(raw))
-		typ, d, ts := l.Get("type").Str, l.Get("data"), stamp(l.Get("timestamp").Str)
+		rawjson.Members(raw, func(k, v []byte) bool { // the walker: values skipped, not parsed
+			switch string(k) {
+			case "type":
+				typ = rawjson.Str(v)
+			case "data":
+				d = gjson.Parse(str(v))
+			case "timestamp":
+				ts = rawjson.Str(v)
+			}
+			return true
+		})
+		if c.hdr != nil && !c.opt.Content && !copilotBilled[typ] {
+			continue // a cost reads the replies, the totals and the models only
+		}
+		ts = stamp(ts)
 		if c.hdr == nil {
 			h := Header{Timestamp: ts}
 			if typ == "session.start" {
@@ -179,41 +209,64 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 		}
 		return emit()
 	case "assistant.message":
+		var m, apiCall, msgID, reasoning, content, requests, outTokens gjson.Result
+		rawjson.Members([]byte(d.Raw), func(k, v []byte) bool { // one pass over a reply that may be long
+			r := func() gjson.Result { return gjson.Parse(str(v)) }
+			switch string(k) {
+			case "model":
+				m = r()
+			case "apiCallId":
+				apiCall = r()
+			case "messageId":
+				msgID = r()
+			case "reasoningText":
+				reasoning = r()
+			case "content":
+				content = r()
+			case "toolRequests":
+				requests = r()
+			case "outputTokens":
+				outTokens = r()
+			}
+			return true
+		})
 		model := s.model
-		if m := d.Get("model").Str; m != "" {
-			model = copilotModel(m)
+		if m.Str != "" {
+			model = copilotModel(m.Str)
 		}
 		e.Role, e.Provider, e.Model = "assistant", copilotProvider, model
-		key := d.Get("apiCallId").Str
+		key := apiCall.Str
 		if key == "" {
-			key = d.Get("messageId").Str
+			key = msgID.Str
 		}
 		if key == "" {
 			key = l.Get("id").Str
 		}
 		r := &Reply{Key: "copilot:" + c.hdr.Origin.ID + ":" + key, StopReason: "stop"}
-		if d.Get("toolRequests.#").Int() > 0 {
+		if requests.IsArray() && len(requests.Raw) > 2 && requests.Get("#").Int() > 0 {
 			r.StopReason = "toolUse"
 		}
-		if t := d.Get("outputTokens"); t.Type == gjson.Number {
-			r.Usage, r.HasUsage = session.Usage{Output: t.Int()}, true
-			s.out[model] += t.Int()
+		if outTokens.Type == gjson.Number {
+			r.Usage, r.HasUsage = session.Usage{Output: outTokens.Int()}, true
+			s.out[model] += outTokens.Int()
 		}
 		e.Reply = r
 		c.stats.add("copilot replies", 1)
-		d.Get("toolRequests").ForEach(func(_, t gjson.Result) bool {
-			s.callAt[strings.Clone(t.Get("toolCallId").Str)] = parent
-			return true
-		})
+		if c.opt.Content {
+			requests.ForEach(func(_, t gjson.Result) bool {
+				s.callAt[strings.Clone(t.Get("toolCallId").Str)] = parent
+				return true
+			})
+		}
 		if c.opt.Content {
 			b, add := c.blocks("assistant")
-			if t := d.Get("reasoningText"); t.Type == gjson.String && t.Str != "" {
+			if t := reasoning; t.Type == gjson.String && t.Str != "" {
 				add(appendBlock(nil, "thinking", "thinking", []byte(t.Raw)))
 			}
-			if t := d.Get("content"); t.Type == gjson.String && t.Str != "" {
+			if t := content; t.Type == gjson.String && t.Str != "" {
 				add(appendBlock(nil, "text", "text", []byte(t.Raw)))
 			}
-			d.Get("toolRequests").ForEach(func(_, t gjson.Result) bool {
+			requests.ForEach(func(_, t gjson.Result) bool {
 				args := t.Get("arguments")
 				in := args.Raw
 				if args.Type == gjson.String {

@@ -100,6 +100,21 @@ func pantoHeader(h *Head) bool {
 type Doc struct {
 	Keys   []string
 	values map[string][]byte // a member's raw value; nil when the look ends inside it
+	cut    []byte            // the start of the member the look ends in (the last of Keys)
+}
+
+// First returns the first element of member key, an array the look ends
+// in (a long list of messages), when that element is whole in the look.
+func (d *Doc) First(key string) gjson.Result {
+	if len(d.Keys) == 0 || d.Keys[len(d.Keys)-1] != key || len(d.cut) == 0 || d.cut[0] != '[' {
+		return gjson.Result{}
+	}
+	i := rawjson.SkipWS(d.cut, 1)
+	end, ok := rawjson.Value(d.cut, i, 1)
+	if !ok {
+		return gjson.Result{}
+	}
+	return gjson.ParseBytes(d.cut[i:end])
 }
 
 // Has reports whether the document has member key.
@@ -138,6 +153,7 @@ func readDoc(b []byte) *Doc {
 		end, ok = rawjson.Value(b, i, 1)
 		if !ok || end >= len(b) {
 			d.values[key] = nil
+			d.cut = b[i:]
 			break
 		}
 		d.values[key] = b[i:end]

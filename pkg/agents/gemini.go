@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
@@ -54,7 +55,14 @@ var geminiAgent = &Agent{
 		return h.SessionID.Type == gjson.String && h.Get("projectHash").Type == gjson.String
 	},
 	Doc: func(d *Doc) bool {
-		return d.Get("sessionId").Type == gjson.String && (d.Has("messages") || d.Has("projectHash"))
+		if d.Get("sessionId").Type == gjson.String && (d.Has("messages") || d.Has("projectHash")) {
+			return true
+		}
+		// Its members written in another order (sorted: messages before
+		// sessionId) and a list longer than the look: told by its first
+		// message.
+		m := d.First("messages")
+		return m.Get("id").Type == gjson.String && m.Get("timestamp").Exists() && geminiTypes[m.Get("type").Str]
 	},
 	Names: func(path string) bool {
 		// chats/session-*.json, and a sub-agent's chats/<parent>/<id>.json
@@ -73,6 +81,9 @@ var geminiAgent = &Agent{
 		return geminiText(l.Get("content"))
 	},
 }
+
+// geminiTypes are the types of Gemini CLI's message records.
+var geminiTypes = map[string]bool{"user": true, "gemini": true, "info": true, "error": true, "warning": true}
 
 // geminiProvider is the provider Gemini CLI's replies are priced under
 // (the table finds the model by its name: SPEC §11).
@@ -128,12 +139,32 @@ func (c *converter) geminiHeader(meta gjson.Result, firstTS string) error {
 // geminiDoc reads the whole-file form as it streams: its messages are in
 // order, each whole, none repeated.
 func (c *converter) geminiDoc() error {
-	d := newDocStream(io.NewSectionReader(c.src.R, 0, c.src.Size))
 	var meta []byte // the members before the messages, as an object
 	meta = append(meta, '{')
+	if h, err := after(c.src.R, c.src.Size, 0)(); err == nil {
+		if doc := readDoc(h); doc == nil || doc.Get("sessionId").Type != gjson.String {
+			// The chat's id is after its messages (members written in
+			// another order): its members are read first, the messages
+			// passed over, and the messages then.
+			d := newDocStream(io.NewSectionReader(c.src.R, 0, c.src.Size))
+			d.object("messages", func(key string, val []byte) error {
+				if len(meta) > 1 {
+					meta = append(meta, ',')
+				}
+				meta = rawjson.AppendString(meta, key)
+				meta = append(append(meta, ':'), val...)
+				return nil
+			}, func(int64, []byte) error { return nil })
+		}
+	}
+	seen := len(meta) > 1
+	d := newDocStream(io.NewSectionReader(c.src.R, 0, c.src.Size))
 	prev := ""
 	err := d.object("messages",
 		func(key string, val []byte) error {
+			if seen {
+				return nil
+			}
 			if len(meta) > 1 {
 				meta = append(meta, ',')
 			}
@@ -232,10 +263,28 @@ func (c *converter) geminiLines() error {
 			return err
 		}
 		loc := geminiLoc{n: n, off: off, size: len(raw), elem: -1}
+		var rewind, patch, id, set, sid, ts gjson.Result
+		rawjson.Members(raw, func(k, v []byte) bool { // one walk: a record's content is skipped
+			switch string(k) {
+			case "$rewindTo":
+				rewind = gjson.Parse(str(v))
+			case "$patch":
+				patch = gjson.Parse(str(v))
+			case "id":
+				id = gjson.Parse(str(v))
+			case "$set":
+				set = gjson.Parse(str(v))
+			case "sessionId":
+				sid = gjson.Parse(str(v))
+			case "timestamp":
+				ts = gjson.Parse(str(v))
+			}
+			return true
+		})
 		l := gjson.Parse(str(raw))
 		switch {
-		case l.Get("$rewindTo").Type == gjson.String:
-			to, ok := byID[l.Get("$rewindTo").Str]
+		case rewind.Type == gjson.String:
+			to, ok := byID[rewind.Str]
 			cut := 0
 			if ok {
 				for k, i := range live {
@@ -247,8 +296,8 @@ func (c *converter) geminiLines() error {
 			}
 			live = live[:cut]
 			c.stats.add("gemini rewinds (what they dropped kept on a branch)", 1)
-		case l.Get("$patch").IsObject():
-			p := l.Get("$patch")
+		case patch.IsObject():
+			p := patch
 			patches = append(patches, loc)
 			for _, u := range append([]gjson.Result{p}, p.Get("updates").Array()...) {
 				if i, ok := byID[u.Get("id").Str]; ok {
@@ -264,13 +313,13 @@ func (c *converter) geminiLines() error {
 			if p.Get("orderIds").Exists() {
 				c.stats.add("gemini reorderings not applied", 1)
 			}
-		case l.Get("id").Type == gjson.String:
-			put(l.Get("id").Str, loc, false)
+		case id.Type == gjson.String:
+			put(id.Str, loc, false)
 			if firstTS == "" {
-				firstTS = stamp(l.Get("timestamp").Str)
+				firstTS = stamp(ts.Str)
 			}
-		case l.Get("$set").IsObject():
-			if ms := l.Get("$set.messages"); ms.IsArray() {
+		case set.IsObject():
+			if ms := set.Get("messages"); ms.IsArray() {
 				live = live[:0]
 				k := 0
 				ms.ForEach(func(_, m gjson.Result) bool {
@@ -282,7 +331,7 @@ func (c *converter) geminiLines() error {
 				})
 				c.stats.add("gemini checkpoints", 1)
 			}
-		case l.Get("sessionId").Type == gjson.String && meta == nil:
+		case sid.Type == gjson.String && meta == nil:
 			meta = append([]byte{}, raw...)
 			if ms := l.Get("messages"); ms.IsArray() { // a whole chat on one line
 				k := 0
@@ -443,10 +492,14 @@ func (c *converter) geminiMessage(n int, m gjson.Result, key, parent string, cha
 	if !chain || parent == "" && c.last != "" {
 		parent = c.last
 	}
-	ts := stamp(m.Get("timestamp").Str)
+	f := geminiFieldsOf(m)
+	if !c.opt.Content && f.typ != "gemini" {
+		return nil // a cost reads the replies only
+	}
+	ts := stamp(f.ts)
 	c.e = Entry{Line: n, ID: c.id(key), ParentID: parent, Timestamp: ts}
 	e := &c.e
-	switch typ := m.Get("type").Str; typ {
+	switch typ := f.typ; typ {
 	case "user":
 		e.Role, e.Provider, e.Model = "user", geminiProvider, c.geminiModel
 		c.stats.add("user messages", 1)
@@ -455,7 +508,7 @@ func (c *converter) geminiMessage(n int, m gjson.Result, key, parent string, cha
 		}
 		return c.emit(e)
 	case "gemini":
-		if v := m.Get("model").Str; v != "" && v != c.geminiModel {
+		if v := f.model; v != "" && v != c.geminiModel {
 			c.geminiModel = strings.Clone(v)
 		}
 		model := c.geminiModel
@@ -463,12 +516,12 @@ func (c *converter) geminiMessage(n int, m gjson.Result, key, parent string, cha
 			model = "unknown"
 		}
 		e.Role, e.Provider, e.Model = "assistant", geminiProvider, model
-		e.Reply = geminiReply(m, c.hdr.Origin.ID)
+		e.Reply = geminiReply(f, c.hdr.Origin.ID)
 		c.stats.add("gemini replies", 1)
 		if c.opt.Content {
 			e.Body = c.geminiReplyBody(e, m)
 		}
-		if err := c.emit(e); err != nil {
+		if err := c.emit(e); err != nil || !c.opt.Content {
 			return err
 		}
 		results := 0
@@ -507,17 +560,62 @@ func (c *converter) geminiMessage(n int, m gjson.Result, key, parent string, cha
 	}
 }
 
+// geminiFields are the members of a message record a reader asks for
+// first, found in one walk over it (its content, which may be long, skipped).
+type geminiFields struct {
+	typ, ts, model, id string
+	tokens             gjson.Result
+	calls              bool // it has tool calls
+}
+
+func geminiFieldsOf(m gjson.Result) geminiFields {
+	var f geminiFields
+	rawjson.Members(unsafe.Slice(unsafe.StringData(m.Raw), len(m.Raw)), func(k, v []byte) bool {
+		switch string(k) {
+		case "type":
+			f.typ = rawjson.Str(v)
+		case "timestamp":
+			f.ts = rawjson.Str(v)
+		case "model":
+			f.model = rawjson.Str(v)
+		case "id":
+			f.id = rawjson.Str(v)
+		case "tokens":
+			f.tokens = gjson.Parse(str(v))
+		case "toolCalls":
+			f.calls = len(v) > 0 && v[0] == '[' && rawjson.SkipWS(v, 1) < len(v) && v[rawjson.SkipWS(v, 1)] != ']'
+		}
+		return true
+	})
+	return f
+}
+
 // geminiReply is what a reply cost: its tokens, by Gemini's rules.
-func geminiReply(m gjson.Result, session string) *Reply {
-	r := &Reply{Key: "gemini:" + session + ":" + m.Get("id").Str, StopReason: "stop"}
-	if m.Get("toolCalls.#").Int() > 0 {
+func geminiReply(f geminiFields, session string) *Reply {
+	r := &Reply{Key: "gemini:" + session + ":" + f.id, StopReason: "stop"}
+	if f.calls {
 		r.StopReason = "toolUse"
 	}
-	t := m.Get("tokens")
+	t := f.tokens
 	if !t.IsObject() {
 		return r
 	}
-	in, cached, out, thoughts, tool := t.Get("input").Int(), t.Get("cached").Int(), t.Get("output").Int(), t.Get("thoughts").Int(), t.Get("tool").Int()
+	var in, cached, out, thoughts, tool int64
+	t.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "input":
+			in = v.Int()
+		case "cached":
+			cached = v.Int()
+		case "output":
+			out = v.Int()
+		case "thoughts":
+			thoughts = v.Int()
+		case "tool":
+			tool = v.Int()
+		}
+		return true
+	})
 	if cached > in { // not the rule: said, as it is
 		in = cached
 	}

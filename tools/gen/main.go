@@ -26,6 +26,9 @@ var (
 	dir   = flag.String("dir", "", "directory of the small sessions")
 	each  = flag.Int64("each", 4<<10, "bytes of each small session")
 	cc    = flag.String("claude", "", "write about -size bytes of Claude Code transcripts into this directory instead")
+	gem   = flag.String("gemini", "", "write about -size bytes of Gemini CLI chats (JSON Lines) into this directory (GEMINI_CLI_HOME) instead")
+	gemj  = flag.String("gemini-json", "", "write about -size bytes of Gemini CLI whole-file chats (session-*.json) into this directory instead")
+	cop   = flag.String("copilot", "", "write about -size bytes of Copilot CLI sessions into this directory (COPILOT_CONFIG_DIR) instead")
 	dense = flag.Bool("dense", false, "text dense in escapes and non-ASCII (quotes, backslashes, newlines, tabs, é, ü, 日本)")
 )
 
@@ -35,7 +38,21 @@ func main() {
 	if *dense {
 		words = denseWords
 	}
+	var err error
 	switch {
+	case *gem != "":
+		err = writeGemini(*gem, *size, false, r)
+	case *gemj != "":
+		err = writeGemini(*gemj, *size, true, r)
+	case *cop != "":
+		err = writeCopilot(*cop, *size, r)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	switch {
+	case *gem != "" || *gemj != "" || *cop != "":
 	case *cc != "":
 		if err := writeClaude(*cc, *size, r); err != nil {
 			fmt.Fprintln(os.Stderr, err)
