@@ -41,8 +41,10 @@ func inPlace(list []store.Summary, io cli.IO, agent string) []store.Summary {
 			if id := stores.AgentID(p); id != "" && imported[id] {
 				return nil
 			}
-			if s, ok := describeLog(p); ok && (agent == "" || s.Agent == agent) && !imported[s.ID] {
-				list = append(list, s)
+			for _, s := range describeLog(p) {
+				if (agent == "" || s.Agent == agent) && !imported[s.ID] {
+					list = append(list, s)
+				}
 			}
 			return nil
 		})
@@ -53,41 +55,60 @@ func inPlace(list []store.Summary, io cli.IO, agent string) []store.Summary {
 
 var errEnough = errors.New("enough")
 
-// describeLog reads an agent's log for its row: its agent, own id, cwd,
-// first and last times, messages and title.
-func describeLog(path string) (store.Summary, bool) {
+// describeLog reads an agent's log for its rows, one per session it
+// holds (an OpenCode database holds many): its agent, own id, cwd, first
+// and last times, messages and title.
+func describeLog(path string) []store.Summary {
 	f, err := os.Open(path)
 	if err != nil {
-		return store.Summary{}, false
+		return nil
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return store.Summary{}, false
+		return nil
 	}
 	src := agents.Source{Path: path, R: f, Size: fi.Size()}
-	s := store.Summary{Path: path, Size: fi.Size(), Modified: fi.ModTime()}
-	var last string
+	var rows []store.Summary
+	var last []string
 	format, _, err := agents.Read(src, agents.Unknown, agents.Options{Content: true},
 		func(h *agents.Header) error {
+			s := store.Summary{Path: path, Size: fi.Size(), Modified: fi.ModTime()}
 			s.ID, s.Cwd, s.Agent = strings.Clone(h.Origin.ID), strings.Clone(h.Cwd), h.Origin.Agent
 			s.Created, _ = time.Parse(time.RFC3339Nano, h.Timestamp)
+			rows = append(rows, s)
+			last = append(last, "")
 			return nil
 		},
 		func(e *agents.Entry) error {
+			if len(rows) == 0 {
+				return nil
+			}
+			s := &rows[len(rows)-1]
 			if e.Role == "user" || e.Role == "assistant" {
 				s.Messages++
 			}
-			last = e.Timestamp
+			if e.Role == "user" && s.Title == "" && len(e.Body) > 0 {
+				// a session's first prompt, its title when the file
+				// holds several (the file's is only the first's)
+				s.Title = agents.TitleOf(append(append([]byte(`{"type":"message","message":`), e.Body...), '}'), agents.Unknown)
+			}
+			last[len(rows)-1] = strings.Clone(e.Timestamp)
 			return nil
 		})
-	if err != nil && s.ID == "" {
-		return store.Summary{}, false
+	if err != nil && (len(rows) == 0 || rows[0].ID == "") {
+		return nil
 	}
-	if t, err := time.Parse(time.RFC3339Nano, last); err == nil {
-		s.Modified = t
+	for i := range rows {
+		if t, err := time.Parse(time.RFC3339Nano, last[i]); err == nil {
+			rows[i].Modified = t
+		}
 	}
-	s.Title = agents.Title(src, format)
-	s.Prompt = s.Title
-	return s, true
+	if len(rows) == 1 {
+		rows[0].Title = agents.Title(src, format)
+	}
+	for i := range rows {
+		rows[i].Prompt = rows[i].Title
+	}
+	return rows
 }
