@@ -790,8 +790,10 @@ func (c *converter) compaction(e *Entry, agent string, raw []byte, summary, kept
 func (c *converter) newLines() *scan.Reader {
 	if c.lines == nil {
 		c.lines = readers.Get().(*scan.Reader)
+		c.lines.Reset(io.NewSectionReader(c.src.R, 0, c.src.Size), 0)
+	} else {
+		c.lines.Again(io.NewSectionReader(c.src.R, 0, c.src.Size), 0) // a second pass: its long lines again
 	}
-	c.lines.Reset(io.NewSectionReader(c.src.R, 0, c.src.Size), 0)
 	c.rest = nil
 	return c.lines
 }

@@ -556,10 +556,12 @@ func (c *converter) claudeBlock(b []byte, blk gjson.Result, nb *int) []byte {
 		b = append(b, `{"type":"toolResult","toolUseId":`...)
 		b = append(b, strRaw(get("tool_use_id"))...)
 		b = append(b, `,"content":`...)
-		if ct := get("content"); ct.Type == gjson.String {
-			b = append(b, ct.Raw...) // a JSON string already: not copied twice more
+		// Found without gjson's Get, which unescapes a string it returns:
+		// a result may be hundreds of MB.
+		if ct := member(blk.Raw, "content"); len(ct) > 0 && ct[0] == '"' {
+			b = append(b, ct...) // a JSON string already: not copied twice more
 		} else {
-			b = rawjson.AppendString(b, c.resultText(ct))
+			b = rawjson.AppendString(b, c.resultText(gjson.Parse(str(ct))))
 		}
 		if get("is_error").Bool() {
 			b = append(b, `,"isError":true`...)
@@ -661,6 +663,20 @@ func strRaw(v gjson.Result) []byte {
 // str views raw as a string without a copy, for gjson; what is kept of it
 // is cloned.
 func str(raw []byte) string { return unsafe.String(unsafe.SliceData(raw), len(raw)) }
+
+// member returns the raw value of key k of the JSON object obj, without a
+// copy; nil when there is none.
+func member(obj string, k string) []byte {
+	var v []byte
+	rawjson.Members(unsafe.Slice(unsafe.StringData(obj), len(obj)), func(key, val []byte) bool {
+		if rawjson.KeyIs(key, k) {
+			v = val
+			return false
+		}
+		return true
+	})
+	return v
+}
 
 // claudeAgent is Claude Code's row of the registry.
 var claudeAgent = &Agent{

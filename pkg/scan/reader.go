@@ -58,6 +58,15 @@ func (r *Reader) Reset(src io.Reader, off int64) {
 	}
 }
 
+// Again is Reset for another pass over the same source: the buffer of a
+// long line is kept, since the pass meets the line again (a second one
+// was made beside the first, garbage not yet collected: twice the line).
+func (r *Reader) Again(src io.Reader, off int64) {
+	long := r.long
+	r.Reset(src, off)
+	r.long = long[:0]
+}
+
 // maxKept is the largest long-line buffer a Reset keeps.
 const maxKept = 4 << 20
 
