@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -674,4 +675,27 @@ func TestOpenCodeStream(t *testing.T) {
 			t.Errorf("entry %d %s, want %s", i, es[0][i], w)
 		}
 	}
+}
+
+// FuzzOpenCode feeds the OpenCode reader hostile exports and run streams:
+// it ends, without a panic, and what it converts of one session has a
+// header and entries only.
+func FuzzOpenCode(f *testing.F) {
+	f.Add(ocExportDoc(1, 10))
+	f.Add([]byte(`{"type":"text","timestamp":1,"sessionID":"ses_R","part":{"id":"p","messageID":"m","type":"text","text":"x"}}` + "\n"))
+	f.Add([]byte(`{"info":{"id":"ses_Z"},"messages":[{"info":{"role":"assistant","tokens":{"total":-5,"input":7}},"parts":[{"type":"tool","state":{"status":"error"}}]}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		headers := 0
+		Read(Source{Path: "f.json", R: bytes.NewReader(b), Size: int64(len(b))}, OpenCode, Options{Content: true},
+			func(*Header) error { headers++; return nil },
+			func(e *Entry) error {
+				if headers != 1 {
+					t.Fatalf("an entry under %d headers", headers)
+				}
+				if e.Role != "" && !json.Valid(e.Body) {
+					t.Fatalf("entry body is no JSON: %s", e.Body)
+				}
+				return nil
+			})
+	})
 }
