@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
@@ -59,7 +60,7 @@ var errEnough = errors.New("enough")
 // holds (an OpenCode database holds many): its agent, own id, cwd, first
 // and last times, messages and title.
 func describeLog(path string) []store.Summary {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO does not block the open
 	if err != nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/agents"
@@ -181,7 +182,7 @@ func OriginOf(path string) string { return originID(path) }
 
 // originID is the origin.id of a panto session's header ("" for none).
 func originID(path string) string {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO does not block the open
 	if err != nil {
 		return ""
 	}
@@ -199,7 +200,7 @@ var errHeader = errors.New("the header is all that is wanted")
 // pantoID is the id panto gives the session of another agent's log (its
 // import's header id), "" when it is no log panto reads.
 func pantoID(path string) string {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO does not block the open
 	if err != nil {
 		return ""
 	}
@@ -218,7 +219,7 @@ func pantoID(path string) string {
 // logID is the agent's own session id of a log, read from its header ("" when
 // it is no log panto reads).
 func logID(path string) string {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO does not block the open
 	if err != nil {
 		return ""
 	}
