@@ -369,10 +369,37 @@ func leftoverReport(path string, repair bool) *fsck.Report {
 	}
 	r.BytesBefore, r.BytesAfter = fi.Size(), fi.Size()
 	what := fmt.Sprintf("a temporary file a writer killed midway left (%d bytes, no session)", fi.Size())
+	target := ""
+	if fi.Mode().IsRegular() {
+		target = catalog.LeftoverSession(path)
+	}
+	if target != "" {
+		// A whole session whose creation was killed between its write
+		// and its link: never removed, linked into place.
+		what = fmt.Sprintf("a session whose creation a kill cut between its write and its link (%d bytes), not yet at its name %s", fi.Size(), filepath.Base(target))
+	}
 	switch {
 	case time.Since(fi.ModTime()) < leftoverAge:
 		r.Status, r.Bits = "busy", fsck.BitBusy
 		r.Findings = append(r.Findings, fsck.Finding{ID: "leftoverTemp", Severity: fsck.Info, Message: what + ", or a writer's at work: modified in the last minute, left alone"})
+	case target != "" && repair:
+		if err := os.Link(path, target); err != nil { // never over a file that appeared meanwhile
+			r.Status, r.Error, r.Bits = "error", err.Error(), fsck.BitError
+			return r
+		}
+		if err := os.Remove(path); err != nil {
+			r.Status, r.Error, r.Bits = "error", err.Error(), fsck.BitError
+			return r
+		}
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
+			d.Sync()
+			d.Close()
+		}
+		r.Status, r.Bits = "repaired", fsck.BitRepaired
+		r.Findings = append(r.Findings, fsck.Finding{ID: "leftoverTemp", Severity: fsck.Warning, Message: what + ": linked into place (panto-fsck " + filepath.Base(target) + " checks it)"})
+	case target != "":
+		r.Status, r.Bits = "damaged", fsck.BitLeft
+		r.Findings = append(r.Findings, fsck.Finding{ID: "leftoverTemp", Severity: fsck.Warning, Message: what + ": panto-fsck --repair links it into place"})
 	case repair:
 		if err := os.Remove(path); err != nil {
 			r.Status, r.Error, r.Bits = "error", err.Error(), fsck.BitError

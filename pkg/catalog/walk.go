@@ -1,6 +1,9 @@
 package catalog
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -157,6 +160,38 @@ var ErrLeftover = errors.New("a temporary file a writer killed midway left")
 // rewritten): one a writer killed midway leaves behind.
 func IsLeftover(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, ".jsonl.tmp-")
+}
+
+// LeftoverSession returns the session file a leftover temporary file was
+// to become ("" for none): a session's creation writes its header and first
+// entries to ".NAME.jsonl.tmp-N", fsyncs it and links it to NAME.jsonl, so
+// a writer killed between the two leaves a whole session in it, acknowledged
+// to no one yet but complete. It is one when its first line is a complete
+// session header and NAME.jsonl does not exist (a rewrite's temporary file
+// stands beside the session it was to replace, which is whole).
+func LeftoverSession(path string) string {
+	name := filepath.Base(path)
+	i := strings.Index(name, ".jsonl.tmp-")
+	if !IsLeftover(name) || i < 1 {
+		return ""
+	}
+	target := filepath.Join(filepath.Dir(path), name[1:i]+".jsonl")
+	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return "" // a FIFO is never opened
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	first, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
+	if err != nil || !bytes.HasPrefix(first, []byte(`{"type":"session"`)) || !json.Valid(first) {
+		return ""
+	}
+	return target
 }
 
 // WalkLeftovers calls fn with every leftover temporary file (IsLeftover)

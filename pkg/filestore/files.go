@@ -116,7 +116,11 @@ func (fs *Files) leftovers(cwd string, all bool, skip func(error)) {
 	}
 	catalog.WalkLeftovers(dir, depth, func(p string) error {
 		if fi, err := os.Lstat(p); err == nil {
-			skip(fmt.Errorf("%s: %w (%d bytes, no session): panto-fsck --repair removes it", p, catalog.ErrLeftover, fi.Size()))
+			if catalog.LeftoverSession(p) != "" {
+				skip(fmt.Errorf("%s: %w (%d bytes): a whole session not yet at its name: panto-fsck --repair links it into place", p, catalog.ErrLeftover, fi.Size()))
+			} else {
+				skip(fmt.Errorf("%s: %w (%d bytes, no session): panto-fsck --repair removes it", p, catalog.ErrLeftover, fi.Size()))
+			}
 		}
 		return nil
 	})
