@@ -13,7 +13,7 @@ import (
 // one 32 MiB line of escapes allocates the line once for its two passes
 // and the converted body once (about twice the line): the second pass made
 // the line's buffer again, and gjson unescaped the result to hand back a
-// string never used (4.7 times the line; a 1 GB line took 3.8 GB to replay
+// string never used (4.7 times the line, 154 MiB here; a 1 GB line took 3.8 GB to replay
 // or import, hostile.md #17).
 func TestClaudeHugeResult(t *testing.T) {
 	const huge = 32 << 20
@@ -55,7 +55,9 @@ func TestClaudeHugeResult(t *testing.T) {
 	if n < huge {
 		t.Fatalf("converted to %d bytes", n)
 	}
-	if alloc, limit := after.TotalAlloc-before.TotalAlloc, uint64(5*huge/2); alloc > limit {
+	// Twice the line, and a third under the race detector (96 MiB), whose
+	// build copies the body once more; 154 MiB without it before.
+	if alloc, limit := after.TotalAlloc-before.TotalAlloc, uint64(7*huge/2); alloc > limit {
 		t.Errorf("converting a %d MiB line allocated %d MiB, want under %d MiB", huge>>20, alloc>>20, limit>>20)
 	} else {
 		t.Logf("converting a %d MiB line allocated %d MiB", huge>>20, alloc>>20)
