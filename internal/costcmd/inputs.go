@@ -109,6 +109,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 			}
 		}
 		all := false // the sessions of --all are being opened
+		current := "" // the argument being read
 		open := func(name string, err error) error {
 			if err != nil {
 				send(&job{label: name, err: openError(err, name)})
@@ -120,6 +121,13 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 					return errStop
 				}
 				return errBadRow
+			}
+			if errors.Is(err, catalog.ErrNotRegular) && name != current {
+				// a FIFO or a device found in a directory walked (the
+				// agents' places when alone): no log, said and passed
+				// by, as import does; one named is an error
+				warn("%s: not a regular file: skipped", name)
+				return nil
 			}
 			if err != nil {
 				send(&job{label: name, err: openError(err, name)})
@@ -143,6 +151,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 			return nil
 		}
 		for _, arg := range args {
+			current = arg
 			if arg == "-" {
 				cli.StdinHint(io, name, "entry or message lines")
 				if !send(&job{label: "-", in: io.Stdin, close: func() {}}) {
