@@ -108,7 +108,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 				return false
 			}
 		}
-		all := false // the sessions of --all are being opened
+		all := false  // the sessions of --all are being opened
 		current := "" // the argument being read
 		open := func(name string, err error) error {
 			if err != nil {
