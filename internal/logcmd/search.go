@@ -340,6 +340,9 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, io cli.IO, out *buf
 	for _, f := range files {
 		if !strings.HasPrefix(f.Path, catalogBase(io)) {
 			seen[idOfName(f.Path)] = true
+			if id := stores.LogID(f.Path); id != "" {
+				seen[id] = true // a Gemini chat, a Copilot events.jsonl: not in the name
+			}
 		}
 	}
 	format := c.Format

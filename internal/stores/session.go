@@ -216,6 +216,16 @@ func pantoID(path string) string {
 	return id
 }
 
+// LogID is the agent's own session id of a log: the one its path names
+// (AgentID), else the one its header holds (a Gemini CLI chat's name holds
+// 8 characters of it); "" when it is no log panto reads.
+func LogID(path string) string {
+	if id := AgentID(path); id != "" {
+		return id
+	}
+	return logID(path)
+}
+
 // logID is the agent's own session id of a log, read from its header ("" when
 // it is no log panto reads).
 func logID(path string) string {
