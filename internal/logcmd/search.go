@@ -316,17 +316,6 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, io cli.IO, out *buf
 		return 0, err
 	}
 	_, inFiles := st.(store.Files)
-	if c.Session != "" && inFiles {
-		// one id (SPEC §15): a prefix too short or several sessions
-		// share is refused as every command taking a session refuses
-		// it; one no session has finds nothing (exit 1)
-		var amb *store.AmbiguousError
-		if _, err := stores.Session(ctx, st, io.Getenv, c.Session); errors.As(err, &amb) {
-			return 0, exitcode.New(exitcode.Usage, err)
-		} else if exitcode.Of(err) == exitcode.Usage {
-			return 0, err
-		}
-	}
 	if !inFiles && (len(c.Path) > 0 || c.From != "all") {
 		return 0, exitcode.Usagef("--path and --from name files: not with --store (a database holds panto's sessions and imports)")
 	}
