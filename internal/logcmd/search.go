@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -264,6 +265,12 @@ func (c *searchCmd) sources(st store.Store, io cli.IO, warn func(string, error))
 		fi, err := os.Stat(path)
 		if err != nil {
 			warn(path, err)
+			return nil
+		}
+		if !fi.Mode().IsRegular() && slices.Contains(c.Path, path) {
+			// a FIFO or device named by --path: said, exit 3 (one found
+			// in a walk is skipped, counted in the summary)
+			warn(path, catalog.ErrNotRegular)
 			return nil
 		}
 		files = append(files, fsearch.File{Path: path, ModTime: fi.ModTime(), Size: fi.Size()})
