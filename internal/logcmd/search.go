@@ -350,6 +350,12 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, io cli.IO, out *buf
 			if id := stores.LogID(f.Path); id != "" {
 				seen[id] = true // a Gemini chat, a Copilot events.jsonl: not in the name
 			}
+			if fi, err := os.Stat(f.Path); err == nil && fi.Mode().IsRegular() {
+				ids, _ := agents.Sessions(f.Path) // an OpenCode database's every session
+				for _, id := range ids {
+					seen[id] = true
+				}
+			}
 		}
 	}
 	format := c.Format
