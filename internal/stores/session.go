@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -237,6 +238,15 @@ func logID(path string) string {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return ""
+	}
+	if strings.HasSuffix(path, ".json") {
+		// a Gemini CLI chat is one JSON document whose first key is its
+		// sessionId: read from its head, not the whole document decoded
+		head := make([]byte, 4096)
+		n, _ := io.ReadFull(f, head)
+		if id := gjson.GetBytes(head[:n], "sessionId").Str; isUUID(id) {
+			return strings.ToLower(id)
+		}
 	}
 	var id string
 	agents.Read(agents.Source{Path: path, R: f, Size: fi.Size()}, agents.Unknown, agents.Options{},
