@@ -25,6 +25,7 @@ type job struct {
 	close func()
 	err   error // the input could not be opened
 	bad   error // a session of --all whose rows are no session: skipped, said
+	other error // a file no log (a FIFO) found in a walked directory: skipped, said
 	out   chan *[]item
 }
 
@@ -97,7 +98,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 			case <-quit:
 				return false
 			}
-			if j.err != nil || j.bad != nil {
+			if j.err != nil || j.bad != nil || j.other != nil {
 				close(j.out)
 				return true
 			}
@@ -125,8 +126,11 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 			if errors.Is(err, catalog.ErrNotRegular) && name != current {
 				// a FIFO or a device found in a directory walked (the
 				// agents' places when alone): no log, said and passed
-				// by, as import does; one named is an error
-				warn("%s: not a regular file: skipped", name)
+				// by, as import does, and counted as a file not read
+				// (exit 1); one named is an error
+				if !send(&job{label: name, other: fmt.Errorf("%s: not a regular file", name)}) {
+					return errStop
+				}
 				return nil
 			}
 			if err != nil {
@@ -193,6 +197,11 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 		if j.bad != nil {
 			warn("%v: skipped", j.bad)
 			skip.badSessions++
+			continue
+		}
+		if j.other != nil {
+			warn("%v: skipped", j.other)
+			skip.foreign++
 			continue
 		}
 		copies := 0
