@@ -137,7 +137,13 @@ const snapshotTries = 50
 
 // takeSnapshot copies the database and its WAL into a temporary directory
 // of panto's own as one consistent state, and opens the copy.
-func (d *ocDB) takeSnapshot() error {
+func (d *ocDB) takeSnapshot() (err error) {
+	defer func() {
+		if err != nil && d.snapshot != "" { // no copy of the user's database is left behind
+			os.RemoveAll(d.snapshot)
+			d.snapshot = ""
+		}
+	}()
 	if d.db != nil {
 		d.db.Close()
 		d.db = nil
