@@ -76,6 +76,24 @@ func open(t *testing.T, url, dir string) store.Store {
 	return st
 }
 
+// answered is a new agent on st, offline, each of whose prompts got its
+// reply.
+func answered(t *testing.T, st store.Store, prompts ...string) *agent.Agent {
+	t.Helper()
+	ctx := context.Background()
+	a, err := agent.New(ctx, agent.Config{Store: st, Cwd: "/p", Provider: offline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range prompts {
+		a.Submit(ctx, p)
+		if _, err := a.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
 var databases atomic.Int64
 
 // testDB is a new, empty database on the test server (PANTO_TEST_PG).
@@ -735,16 +753,7 @@ func TestCompactAfterDanglingPrompt(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	st := open(t, "", dir)
-	a, err := agent.New(ctx, agent.Config{Store: st, Cwd: "/p", Provider: offline})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"one", "two"} {
-		a.Submit(ctx, p)
-		if _, err := a.Step(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a := answered(t, st, "one", "two")
 	a.Submit(ctx, "three")
 	if err := a.Compact(ctx, ""); err != nil {
 		t.Fatal(err)

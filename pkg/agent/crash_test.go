@@ -543,16 +543,7 @@ func TestNewRefuses(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	st := open(t, "", dir)
-	a, err := agent.New(ctx, agent.Config{Store: st, Cwd: "/p", Provider: offline})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"q1", "q2"} {
-		a.Submit(ctx, p)
-		if _, err := a.Step(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a := answered(t, st, "q1", "q2")
 	good, err := os.ReadFile(a.Name())
 	if err != nil {
 		t.Fatal(err)
