@@ -37,8 +37,8 @@ func TestBrowserSite(t *testing.T) {
 	site := filepath.Join(t.TempDir(), "site")
 	env := map[string]string{"HOME": home, "PANTO_SESSION_DIR": filepath.Join(home, "sessions"), "XDG_CONFIG_HOME": filepath.Join(home, ".config")}
 	var out, errw bytes.Buffer
-	io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(k string) string { return env[k] }, Cwd: home}
-	if code := replaycmd.Run([]string{"--site", site}, io); code != 0 {
+	proc := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(k string) string { return env[k] }, Cwd: home}
+	if code := replaycmd.Run([]string{"--site", site}, proc); code != 0 {
 		t.Fatalf("exit %d: %s", code, errw.String())
 	}
 	index := filepath.Join(site, "index.html")

@@ -90,8 +90,8 @@ func artifact(t *testing.T, name string) string {
 // page runs a command in this process and keeps what it printed as a page.
 func page(t *testing.T, run func([]string, cli.IO) int, args ...string) string {
 	var out, errw bytes.Buffer
-	io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: t.TempDir()}
-	if code := run(args, io); code != 0 {
+	proc := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: t.TempDir()}
+	if code := run(args, proc); code != 0 {
 		t.Fatalf("%v: exit %d: %s", args, code, errw.String())
 	}
 	p := filepath.Join(t.TempDir(), "page.html")

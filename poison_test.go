@@ -112,9 +112,9 @@ func TestPoison(t *testing.T) {
 			}
 		}
 		var out, errw bytes.Buffer
-		io := cli.IO{Stdin: bytes.NewReader(stdin), Stdout: &out, Stderr: &errw, Getenv: func(k string) string { return env[k] }, Cwd: work}
+		proc := cli.IO{Stdin: bytes.NewReader(stdin), Stdout: &out, Stderr: &errw, Getenv: func(k string) string { return env[k] }, Cwd: work}
 		done := make(chan int, 1)
-		go func() { done <- mains[r.cmd](r.args, io) }()
+		go func() { done <- mains[r.cmd](r.args, proc) }()
 		var code int
 		select {
 		case code = <-done:

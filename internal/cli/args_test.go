@@ -16,8 +16,8 @@ func TestArgsAsGiven(t *testing.T) {
 		Other string
 	}
 	var out, errs bytes.Buffer
-	io := IO{Stdout: &out, Stderr: &errs, Getenv: func(string) string { return "" }}
-	_, code, done := Parse("t", "test", &g, []string{"--opt", "x\xe9y", "--ptr=p\xff", "--other", "plain \U0010FF80 rune", "caf\xe9", "a\xc3", "日本"}, io, nil)
+	proc := IO{Stdout: &out, Stderr: &errs, Getenv: func(string) string { return "" }}
+	_, code, done := Parse("t", "test", &g, []string{"--opt", "x\xe9y", "--ptr=p\xff", "--other", "plain \U0010FF80 rune", "caf\xe9", "a\xc3", "日本"}, proc, nil)
 	if done {
 		t.Fatalf("parse: %d %s", code, errs.String())
 	}

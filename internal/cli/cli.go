@@ -25,7 +25,8 @@ import (
 // Version is printed by --version.
 const Version = "0.1.0"
 
-// IO is everything a command may touch of its process.
+// IO is everything a command may touch of its process. Functions take it
+// as proc (proc.Stdout, proc.Getenv), leaving io to the standard package.
 type IO struct {
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -48,7 +49,7 @@ type exited struct{ code int }
 // Parse parses args into grammar. It returns done when the command must end
 // now with code: after --help or --version (0), or on a usage error (2,
 // never kong's 80), which it reports on stderr.
-func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars) (ctx *kong.Context, code int, done bool) {
+func Parse(name, help string, grammar any, args []string, proc IO, vars kong.Vars) (ctx *kong.Context, code int, done bool) {
 	if vars == nil {
 		vars = kong.Vars{}
 	}
@@ -57,13 +58,13 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 	vars["agents"] = strings.Join(agents.Names(), ",") // the registry's: --from's values
 	p, err := kong.New(grammar,
 		kong.Name(name), kong.Description(help),
-		kong.Writers(io.Stdout, io.Stderr),
+		kong.Writers(proc.Stdout, proc.Stderr),
 		kong.Exit(func(c int) { panic(exited{c}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Embed(&completion{}),
 		vars)
 	if err != nil {
-		Errorf(io.Stderr, name, "%v", err)
+		Errorf(proc.Stderr, name, "%v", err)
 		return nil, exitcode.Failure, true
 	}
 	defer func() {
@@ -75,7 +76,7 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 			ctx, code, done = nil, e.code, true
 		}
 	}()
-	args = completionWord(p, args, io.Cwd)
+	args = completionWord(p, args, proc.Cwd)
 	args, escaped := escapeArgs(args)
 	ctx, err = p.Parse(args)
 	if escaped {
@@ -91,7 +92,7 @@ func Parse(name, help string, grammar any, args []string, io IO, vars kong.Vars)
 		} else if pe, ok := err.(*kong.ParseError); ok && pe.Context != nil && pe.Context.Selected() != nil {
 			help += " " + pe.Context.Selected().Path()
 		}
-		Errorf(io.Stderr, name, "%s: see %s --help", err, help)
+		Errorf(proc.Stderr, name, "%s: see %s --help", err, help)
 		return nil, exitcode.Usage, true
 	}
 	return ctx, 0, false
@@ -171,14 +172,14 @@ func IsBrokenPipe(err error) bool {
 // Buffered runs a command body with a buffered stdout (flushed, and its
 // error checked, at the end) and turns its error into the one-line report
 // and exit code of SPEC §7; otherwise it returns the body's code.
-func Buffered(name string, io IO, body func(out *bufio.Writer) (int, error)) int {
-	out := bufio.NewWriterSize(io.Stdout, 64<<10)
+func Buffered(name string, proc IO, body func(out *bufio.Writer) (int, error)) int {
+	out := bufio.NewWriterSize(proc.Stdout, 64<<10)
 	code, err := body(out)
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = exitcode.New(exitcode.Failure, ferr)
 	}
 	if err != nil {
-		return Fail(io.Stderr, name, err)
+		return Fail(proc.Stderr, name, err)
 	}
 	return code
 }
@@ -196,11 +197,11 @@ func IsTerminal(w any) bool {
 
 // Columns is the width output must fit: $COLUMNS when it is a number,
 // else the terminal's when stdout is one, else 0 (no limit: a pipe).
-func Columns(io IO) int {
-	if n, err := strconv.Atoi(io.Getenv("COLUMNS")); err == nil && n > 0 {
+func Columns(proc IO) int {
+	if n, err := strconv.Atoi(proc.Getenv("COLUMNS")); err == nil && n > 0 {
 		return n
 	}
-	f, ok := io.Stdout.(interface{ Fd() uintptr })
+	f, ok := proc.Stdout.(interface{ Fd() uintptr })
 	if !ok {
 		return 0
 	}
@@ -214,9 +215,9 @@ func Columns(io IO) int {
 // StdinHint says on stderr, at once, that the command is about to read
 // what from a terminal, so that a user who typed the command alone does not
 // wait on a silent prompt. It says nothing when stdin is a pipe or a file.
-func StdinHint(io IO, name, what string) {
-	if IsTerminal(io.Stdin) {
-		fmt.Fprintf(io.Stderr, "%s: reading %s from the terminal: end with Ctrl-D, cancel with Ctrl-C (or give a file; see %s --help)\n", name, what, name)
+func StdinHint(proc IO, name, what string) {
+	if IsTerminal(proc.Stdin) {
+		fmt.Fprintf(proc.Stderr, "%s: reading %s from the terminal: end with Ctrl-D, cancel with Ctrl-C (or give a file; see %s --help)\n", name, what, name)
 	}
 }
 

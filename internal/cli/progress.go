@@ -23,11 +23,11 @@ type Progress struct {
 
 // NewProgress returns the progress of counting what (a plural noun), or
 // nil when stderr is not a terminal.
-func NewProgress(io IO, name, what string) *Progress {
-	if !IsTerminal(io.Stderr) {
+func NewProgress(proc IO, name, what string) *Progress {
+	if !IsTerminal(proc.Stderr) {
 		return nil
 	}
-	return &Progress{w: io.Stderr, name: name, what: what}
+	return &Progress{w: proc.Stderr, name: name, what: what}
 }
 
 // Step counts one more done.

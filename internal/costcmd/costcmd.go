@@ -7,7 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goio "io"
+	"io"
 	"os"
 	"path"
 	"slices"
@@ -62,14 +62,14 @@ type grammar struct {
 func Main() int { return Run(os.Args[1:], cli.OS()) }
 
 // Run runs panto-cost with args.
-func Run(args []string, io cli.IO) int {
+func Run(args []string, proc cli.IO) int {
 	var g grammar
 	args = breakdownArgs(args)
-	_, code, done := cli.Parse(name, "Exact costs of token usage from session files (panto's, or Claude Code, Codex and pi logs: --from reads their places), entry lines or message lines.", &g, args, io, nil)
+	_, code, done := cli.Parse(name, "Exact costs of token usage from session files (panto's, or Claude Code, Codex and pi logs: --from reads their places), entry lines or message lines.", &g, args, proc, nil)
 	if done {
 		return code
 	}
-	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) { return g.run(io, out) })
+	return cli.Buffered(name, proc, func(out *bufio.Writer) (int, error) { return g.run(proc, out) })
 }
 
 // breakdownArgs reads "--breakdown agent" (and model) as --breakdown
@@ -96,14 +96,14 @@ func breakdownArgs(args []string) []string {
 // RunLinked runs panto-cost with args for a site (panto-replay --site): a
 // page by session links each session to the page links names for its id
 // (panto's, or its agent's own).
-func RunLinked(args []string, io cli.IO, links map[string]string) int {
+func RunLinked(args []string, proc cli.IO, links map[string]string) int {
 	var g grammar
-	_, code, done := cli.Parse(name, "", &g, args, io, nil)
+	_, code, done := cli.Parse(name, "", &g, args, proc, nil)
 	if done {
 		return code
 	}
 	g.links = links
-	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) { return g.run(io, out) })
+	return cli.Buffered(name, proc, func(out *bufio.Writer) (int, error) { return g.run(proc, out) })
 }
 
 // parseDay reads a day as YYYY-MM-DD, YYYYMMDD, or N days (Nd) or weeks
@@ -150,9 +150,9 @@ var reportNames = map[string]string{"daily": "day", "day": "day", "weekly": "wee
 	"session": "session", "sessions": "session", "model": "model", "models": "model", "turn": "turn", "turns": "turn",
 	"project": "project", "projects": "project", "agent": "agent", "agents": "agent"}
 
-func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
+func (g *grammar) run(proc cli.IO, out io.Writer) (int, error) {
 	if g.UpdatePrices {
-		return g.updatePrices(io, out)
+		return g.updatePrices(proc, out)
 	}
 	var since, until time.Time
 	var err error
@@ -179,7 +179,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	}
 	// panto-cost alone on a terminal: every agent's logs by day, as
 	// ccusage does, never a wait on the terminal's stdin.
-	if len(g.Paths) == 0 && !g.All && g.From == "" && !g.Prices && cli.IsTerminal(io.Stdin) {
+	if len(g.Paths) == 0 && !g.All && g.From == "" && !g.Prices && cli.IsTerminal(proc.Stdin) {
 		g.From = "all"
 		if g.By == "" {
 			g.By = "day"
@@ -220,7 +220,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	if g.PricingOnly != "" {
 		file, only = g.PricingOnly, true
 	}
-	set, err := pricing.Open(file, only, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
+	set, err := pricing.Open(file, only, proc.Getenv, func(w string) { cli.Warnf(proc.Stderr, name, "%s", w) })
 	if err != nil {
 		return 0, err
 	}
@@ -228,11 +228,11 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	format := g.Format
 	if format == "" {
 		format = "jsonl"
-		if cli.IsTerminal(io.Stdout) || g.Prices {
+		if cli.IsTerminal(proc.Stdout) || g.Prices {
 			format = "table"
-		} else if cli.IsTerminal(io.Stderr) {
+		} else if cli.IsTerminal(proc.Stderr) {
 			// A person piping into less or a file is told, once.
-			cli.Notef(io.Stderr, name, "stdout is no terminal: writing JSON Lines (--format table for the table)")
+			cli.Notef(proc.Stderr, name, "stdout is no terminal: writing JSON Lines (--format table for the table)")
 		}
 	}
 	if g.Prices {
@@ -245,7 +245,7 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	rows := map[string]*row{}
 	var order []*row
 	total := newRow("")
-	warn := func(format string, args ...any) { cli.Warnf(io.Stderr, name, format, args...) }
+	warn := func(format string, args ...any) { cli.Warnf(proc.Stderr, name, format, args...) }
 	var chart *chart // cost by period and model, for a page
 	if format == "html" {
 		chart = newChart(g.By, g.loc)
@@ -307,18 +307,18 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 		if err != nil {
 			return 0, exitcode.Usagef("--from %v", err)
 		}
-		if inputs = agents.Places(f, io.Getenv); len(inputs) == 0 {
-			warn("%s", agents.NoLogs(f, io.Getenv, "count"))
+		if inputs = agents.Places(f, proc.Getenv); len(inputs) == 0 {
+			warn("%s", agents.NoLogs(f, proc.Getenv, "count"))
 		}
 	} else if len(inputs) == 0 && !g.All {
 		inputs = []string{"-"}
 	}
-	st, err := stores.Open(g.Store, io)
+	st, err := stores.Open(g.Store, proc)
 	if err != nil {
 		return 0, err
 	}
 	defer st.Close()
-	if err := g.inputs(st, io, inputs, since, until, &skip, warn, emit); err != nil {
+	if err := g.inputs(st, proc, inputs, since, until, &skip, warn, emit); err != nil {
 		if overflow(err) {
 			return 0, exitcode.Failuref("%v: no report can hold it", err)
 		}
@@ -354,17 +354,17 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 	prices := set.String()
 	switch format {
 	case "table":
-		if err = writeTable(out, g.By, order, total, g.tableWidth(io), g.colour(io)); err == nil && active != nil {
+		if err = writeTable(out, g.By, order, total, g.tableWidth(proc), g.colour(proc)); err == nil && active != nil {
 			_, err = fmt.Fprintln(out, active.line(g.loc))
 		}
 		if err == nil {
 			_, err = fmt.Fprintf(out, "prices: %s\n", tty.Line(prices))
 		}
 		if err == nil && (g.By == "day" || g.By == "week" || g.By == "month" || g.By == "block") {
-			_, err = fmt.Fprintf(out, "time zone: %s\n", g.zoneName(io))
+			_, err = fmt.Fprintf(out, "time zone: %s\n", g.zoneName(proc))
 		}
 	case "json":
-		err = writeJSON(out, g.By, order, total, skip, prices, g.zoneName(io))
+		err = writeJSON(out, g.By, order, total, skip, prices, g.zoneName(proc))
 	case "html":
 		err = writeHTML(out, g.By, order, total, chart, skip, prices, g.links)
 	default:
@@ -385,11 +385,11 @@ func (g *grammar) run(io cli.IO, out goio.Writer) (int, error) {
 // zoneName names the zone of days, weeks and months: --timezone's, else
 // the local one (TZ, else the system's /etc/localtime), for the report to
 // say.
-func (g *grammar) zoneName(io cli.IO) string {
+func (g *grammar) zoneName(proc cli.IO) string {
 	if g.Timezone != "" {
 		return g.Timezone
 	}
-	if tz := strings.TrimPrefix(io.Getenv("TZ"), ":"); tz != "" {
+	if tz := strings.TrimPrefix(proc.Getenv("TZ"), ":"); tz != "" {
 		return tz
 	}
 	if l, err := os.Readlink("/etc/localtime"); err == nil {
@@ -410,8 +410,8 @@ func abs(n int) int {
 
 // tableWidth is the width a table must fit: COLUMNS, else the terminal's
 // (none on a pipe), or the layout --compact or --wide forces.
-func (g *grammar) tableWidth(io cli.IO) tableWidth {
-	return tableWidth{columns: cli.Columns(io), compact: g.Compact, wide: g.Wide}
+func (g *grammar) tableWidth(proc cli.IO) tableWidth {
+	return tableWidth{columns: cli.Columns(proc), compact: g.Compact, wide: g.Wide}
 }
 
 // needTime says whether turns' timestamps matter: for date rows, turn
@@ -506,7 +506,7 @@ func overflow(err error) bool {
 
 // updatePrices is --update-prices [URL]: LiteLLM's table fetched, checked,
 // and put in place of the one fetched before.
-func (g *grammar) updatePrices(io cli.IO, out goio.Writer) (int, error) {
+func (g *grammar) updatePrices(proc cli.IO, out io.Writer) (int, error) {
 	if len(g.Paths) > 1 || g.All || g.From != "" || g.Prices || g.Pricing != "" || g.PricingOnly != "" {
 		return 0, exitcode.Usagef("--update-prices [URL] fetches prices and reads no logs: give at most a URL")
 	}
@@ -514,12 +514,12 @@ func (g *grammar) updatePrices(io cli.IO, out goio.Writer) (int, error) {
 	if len(g.Paths) == 1 {
 		src = g.Paths[0]
 	}
-	up, err := pricing.Update(context.Background(), pricing.Client(), src, pricing.FetchedPath(io.Getenv))
+	up, err := pricing.Update(context.Background(), pricing.Client(), src, pricing.FetchedPath(proc.Getenv))
 	if err != nil {
 		return 0, err
 	}
 	if n := len(up.Warnings); n > 0 {
-		cli.Warnf(io.Stderr, name, "%d models of the table left out (a price not exact in picodollars per token), e.g. %s", n, up.Warnings[0])
+		cli.Warnf(proc.Stderr, name, "%d models of the table left out (a price not exact in picodollars per token), e.g. %s", n, up.Warnings[0])
 	}
 	was := ""
 	if up.Replaced != "" {
@@ -570,12 +570,12 @@ func (g *grammar) last(rows []*row) []*row {
 
 // colour says whether a table is coloured: --color, else a terminal
 // without NO_COLOR (no-color.org) or TERM=dumb.
-func (g *grammar) colour(io cli.IO) bool {
+func (g *grammar) colour(proc cli.IO) bool {
 	switch g.Color {
 	case "always":
 		return true
 	case "never":
 		return false
 	}
-	return cli.IsTerminal(io.Stdout) && io.Getenv("NO_COLOR") == "" && io.Getenv("TERM") != "dumb"
+	return cli.IsTerminal(proc.Stdout) && proc.Getenv("NO_COLOR") == "" && proc.Getenv("TERM") != "dumb"
 }

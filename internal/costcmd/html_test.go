@@ -22,8 +22,8 @@ func TestHTMLGolden(t *testing.T) {
 	for _, by := range []string{"day", "model"} {
 		t.Run(by, func(t *testing.T) {
 			var out, errw bytes.Buffer
-			io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: "/"}
-			if code := Run([]string{"--format", "html", "--by", by, "--pricing", "../../pkg/replay/testdata/html/models.toml", "../../pkg/replay/testdata/html/tools.jsonl"}, io); code != 0 {
+			proc := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: "/"}
+			if code := Run([]string{"--format", "html", "--by", by, "--pricing", "../../pkg/replay/testdata/html/models.toml", "../../pkg/replay/testdata/html/tools.jsonl"}, proc); code != 0 {
 				t.Fatalf("exit %d: %s", code, errw.String())
 			}
 			golden := "testdata/report-" + by + ".html"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goio "io"
+	"io"
 	"runtime"
 	"sync"
 	"time"
@@ -21,7 +21,7 @@ import (
 type job struct {
 	label string
 	input int
-	in    goio.Reader
+	in    io.Reader
 	close func()
 	err   error // the input could not be opened
 	bad   error // a session of --all whose rows are no session: skipped, said
@@ -59,13 +59,13 @@ var batches = sync.Pool{New: func() any { b := make([]item, 0, batch); return &b
 // already is not counted again. A file that cannot hold turns since
 // --since is not read: one whose inode last changed before that day (a
 // time nothing but the kernel sets).
-func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
+func (g *grammar) inputs(st store.Store, proc cli.IO, args []string, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
 	ctx := context.Background()
 	quit := make(chan struct{})
 	defer close(quit)
 	// Over many inputs a terminal sees how far the reading is; a warning
 	// clears the line first.
-	prog := cli.NewProgress(io, name, "inputs read")
+	prog := cli.NewProgress(proc, name, "inputs read")
 	defer prog.Clear()
 	if prog != nil {
 		w := warn
@@ -157,8 +157,8 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 		for _, arg := range args {
 			current = arg
 			if arg == "-" {
-				cli.StdinHint(io, name, "entry or message lines")
-				if !send(&job{label: "-", in: io.Stdin, close: func() {}}) {
+				cli.StdinHint(proc, name, "entry or message lines")
+				if !send(&job{label: "-", in: proc.Stdin, close: func() {}}) {
 					return
 				}
 				continue
@@ -171,7 +171,7 @@ func (g *grammar) inputs(st store.Store, io cli.IO, args []string, since, until 
 			}
 		}
 		if g.All {
-			list, err := st.List(ctx, io.Cwd, true, func(err error) { warn("%v: skipped", err) })
+			list, err := st.List(ctx, proc.Cwd, true, func(err error) { warn("%v: skipped", err) })
 			if err != nil {
 				send(&job{label: "--all", err: exitcode.New(exitcode.Failure, err)})
 				return

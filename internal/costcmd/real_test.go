@@ -23,8 +23,8 @@ func TestRealClaudeTotals(t *testing.T) {
 		t.Skipf("no real logs at %s (%v): the check of panto-cost against ccusage's totals did not run", realClaude, err)
 	}
 	var out, errw bytes.Buffer
-	io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: "/"}
-	if code := Run([]string{"--format", "json", "--by", "day", realClaude}, io); code != 0 {
+	proc := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: "/"}
+	if code := Run([]string{"--format", "json", "--by", "day", realClaude}, proc); code != 0 {
 		t.Fatalf("exit %d: %s", code, errw.String())
 	}
 	var r struct {
@@ -66,8 +66,8 @@ func TestRealBuiltinPrices(t *testing.T) {
 	}
 	run := func(args ...string) report {
 		var out, errw bytes.Buffer
-		io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: "/"}
-		if code := Run(append([]string{"--format", "json", "--by", "model"}, args...), io); code != 0 && code != 1 { // 1: a file of an agent panto does not read yet
+		proc := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: "/"}
+		if code := Run(append([]string{"--format", "json", "--by", "model"}, args...), proc); code != 0 && code != 1 { // 1: a file of an agent panto does not read yet
 			t.Fatalf("exit %d: %s", code, errw.String())
 		}
 		var r report

@@ -66,60 +66,60 @@ var (
 )
 
 // Run runs panto-fsck with args and returns fsck(8)'s exit bitmask.
-func Run(args []string, io cli.IO) int {
+func Run(args []string, proc cli.IO) int {
 	var g grammar
-	_, code, done := cli.Parse(name, "Check session files and repair them after crashes (read-only unless --repair).", &g, args, io, nil)
+	_, code, done := cli.Parse(name, "Check session files and repair them after crashes (read-only unless --repair).", &g, args, proc, nil)
 	if done {
 		if code == 2 {
 			return fsck.BitUsage
 		}
 		return code
 	}
-	out := bufio.NewWriterSize(io.Stdout, 64<<10)
+	out := bufio.NewWriterSize(proc.Stdout, 64<<10)
 	defer out.Flush()
-	return g.run(io, out)
+	return g.run(proc, out)
 }
 
-func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
+func (g *grammar) run(proc cli.IO, out *bufio.Writer) int {
 	if g.DryRun {
 		g.Repair = true
 	}
 	stdin := len(g.Paths) == 0 && !g.All || len(g.Paths) == 1 && g.Paths[0] == "-"
 	if stdin {
 		if g.Repair && !g.DryRun {
-			cli.Errorf(io.Stderr, name, "cannot repair stdin: give the session file")
+			cli.Errorf(proc.Stderr, name, "cannot repair stdin: give the session file")
 			return fsck.BitUsage
 		}
-		if cli.IsTerminal(io.Stdin) {
-			cli.StdinHint(io, name, "a session's lines")
+		if cli.IsTerminal(proc.Stdin) {
+			cli.StdinHint(proc, name, "a session's lines")
 		}
 		// A signal ends the read (a check of stdin changes nothing, so
 		// nothing is left half done): a pipe that never ends is no hang.
 		done := make(chan *fsck.Report, 1)
-		go func() { done <- stdinReport(io.Stdin) }()
+		go func() { done <- stdinReport(proc.Stdin) }()
 		select {
 		case r := <-done:
-			return g.report(io, out, r, 1)
+			return g.report(proc, out, r, 1)
 		case <-interrupted:
-			cli.Errorf(io.Stderr, name, "cancelled: nothing checked")
+			cli.Errorf(proc.Stderr, name, "cancelled: nothing checked")
 			return fsck.BitCancelled
 		}
 	}
-	st, err := stores.Open(g.Store, io)
+	st, err := stores.Open(g.Store, proc)
 	if err != nil {
-		cli.Errorf(io.Stderr, name, "%v", err)
+		cli.Errorf(proc.Stderr, name, "%v", err)
 		if exitcode.Of(err) == exitcode.Usage {
 			return fsck.BitUsage
 		}
 		return fsck.BitError
 	}
 	defer st.Close()
-	files, err := g.files(st, io)
+	files, err := g.files(st, proc)
 	if err != nil {
-		cli.Errorf(io.Stderr, name, "%v", err)
+		cli.Errorf(proc.Stderr, name, "%v", err)
 		return fsck.BitError
 	}
-	opts := fsck.Options{Repair: g.Repair, DryRun: g.DryRun, Policy: g.Policy, CacheDir: index.Dir(io.Getenv), Foreign: foreign}
+	opts := fsck.Options{Repair: g.Repair, DryRun: g.DryRun, Policy: g.Policy, CacheDir: index.Dir(proc.Getenv), Foreign: foreign}
 	run := func(path string) *fsck.Report {
 		if catalog.IsLeftover(filepath.Base(path)) {
 			return leftoverReport(path, g.Repair && !g.DryRun)
@@ -128,12 +128,12 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 	}
 	if _, files := st.(store.Files); !files {
 		if g.Repair && !g.DryRun {
-			cli.Errorf(io.Stderr, name, "the repair policies are for files (a database keeps no torn tail): check without --repair")
+			cli.Errorf(proc.Stderr, name, "the repair policies are for files (a database keeps no torn tail): check without --repair")
 			return fsck.BitUsage
 		}
 		run = func(name string) *fsck.Report { return checkStored(st, name) }
 	}
-	progress := cli.IsTerminal(io.Stderr) && len(files) >= 200 && !g.JSON
+	progress := cli.IsTerminal(proc.Stderr) && len(files) >= 200 && !g.JSON
 	bits, counts, failed := 0, map[string]int{}, false
 	// A check changes nothing: a signal ends it at once, the files not
 	// reported yet left unreported (bit 32). A repair finishes the file in
@@ -150,14 +150,14 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 		bits |= r.Bits
 		counts[r.Status]++
 		if progress && (r.Status != "clean" || i%100 == 0) {
-			fmt.Fprintf(io.Stderr, "\r\033[K")
+			fmt.Fprintf(proc.Stderr, "\r\033[K")
 		}
-		if err := g.emit(io, out, r); err != nil {
+		if err := g.emit(proc, out, r); err != nil {
 			failed = true
 			return false
 		}
 		if progress && i%100 == 0 {
-			fmt.Fprintf(io.Stderr, "checked %d/%d", i+1, len(files))
+			fmt.Fprintf(proc.Stderr, "checked %d/%d", i+1, len(files))
 		}
 		return true
 	})
@@ -165,11 +165,11 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 		return bits | fsck.BitError
 	}
 	if cancelled.Load() && abandon != nil {
-		cli.Errorf(io.Stderr, name, "cancelled: the files not reported above were not checked")
+		cli.Errorf(proc.Stderr, name, "cancelled: the files not reported above were not checked")
 		return bits | fsck.BitCancelled
 	}
 	if progress {
-		fmt.Fprintf(io.Stderr, "\r\033[K")
+		fmt.Fprintf(proc.Stderr, "\r\033[K")
 	}
 	if !g.Quiet {
 		var parts []string
@@ -179,7 +179,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) int {
 		if n := counts["foreign"]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d other agents' logs", n))
 		}
-		fmt.Fprintf(io.Stderr, "%s: %d files: %s\n", name, len(files), strings.Join(parts, ", "))
+		fmt.Fprintf(proc.Stderr, "%s: %d files: %s\n", name, len(files), strings.Join(parts, ", "))
 	}
 	return bits
 }
@@ -235,19 +235,19 @@ func checkReport(label string, r io.Reader) *fsck.Report {
 	return rep
 }
 
-func (g *grammar) report(io cli.IO, out *bufio.Writer, r *fsck.Report, n int) int {
-	if err := g.emit(io, out, r); err != nil {
+func (g *grammar) report(proc cli.IO, out *bufio.Writer, r *fsck.Report, n int) int {
+	if err := g.emit(proc, out, r); err != nil {
 		return r.Bits | fsck.BitError
 	}
 	if !g.Quiet {
-		fmt.Fprintf(io.Stderr, "%s: %d file: %s\n", name, n, r.Status)
+		fmt.Fprintf(proc.Stderr, "%s: %d file: %s\n", name, n, r.Status)
 	}
 	return r.Bits
 }
 
 // emit writes one file's report: JSON on stdout, or lines for a person on
 // stderr.
-func (g *grammar) emit(io cli.IO, out *bufio.Writer, r *fsck.Report) error {
+func (g *grammar) emit(proc cli.IO, out *bufio.Writer, r *fsck.Report) error {
 	if g.JSON {
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -260,7 +260,7 @@ func (g *grammar) emit(io cli.IO, out *bufio.Writer, r *fsck.Report) error {
 	if r.Status == "clean" && !g.Verbose {
 		return nil
 	}
-	w := io.Stderr
+	w := proc.Stderr
 	head := fmt.Sprintf("%s: %s", r.Path, r.Status)
 	switch {
 	case r.Error != "":
@@ -427,7 +427,7 @@ type input struct {
 // every session file below it (sorted, links followed), --all to the
 // sessions base; for a database, session ids or prefixes, --all to every
 // session, oldest first.
-func (g *grammar) files(st store.Store, io cli.IO) ([]input, error) {
+func (g *grammar) files(st store.Store, proc cli.IO) ([]input, error) {
 	var out []input
 	add := func(path string, err error) error {
 		out = append(out, input{path, err})
@@ -449,7 +449,7 @@ func (g *grammar) files(st store.Store, io cli.IO) ([]input, error) {
 	}
 	if _, files := st.(store.Files); files {
 		// Every file below the base, damaged or not, sorted by path.
-		base, err := catalog.EnvFrom(io.Getenv).BaseDir()
+		base, err := catalog.EnvFrom(proc.Getenv).BaseDir()
 		if err != nil {
 			return nil, err
 		}
@@ -460,7 +460,7 @@ func (g *grammar) files(st store.Store, io cli.IO) ([]input, error) {
 		leftovers(base)
 		return out, nil
 	}
-	list, err := st.List(ctx, io.Cwd, true, func(err error) { add("", err) })
+	list, err := st.List(ctx, proc.Cwd, true, func(err error) { add("", err) })
 	if err != nil {
 		return nil, err
 	}

@@ -60,10 +60,10 @@ func (c *appendCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return c.run(e.ctx, st, e.io, e.out)
+	return c.run(e.ctx, st, e.proc, e.out)
 }
 
-func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+func (c *appendCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io.Writer) error {
 	if c.UserFile != "" {
 		b, err := os.ReadFile(c.UserFile)
 		if err != nil {
@@ -99,9 +99,9 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	} else if c.User != "" {
 		msgs = append(msgs, store.Msg{Raw: session.TextMessage("user", c.User), Role: "user"})
 	}
-	if len(msgs) == 0 || !cli.IsTerminal(io.Stdin) {
-		cli.StdinHint(io, name, "message lines")
-		in, err := readMessages(io.Stdin)
+	if len(msgs) == 0 || !cli.IsTerminal(proc.Stdin) {
+		cli.StdinHint(proc, name, "message lines")
+		in, err := readMessages(proc.Stdin)
 		if err != nil {
 			return err
 		}
@@ -123,13 +123,13 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	stores.SetWait(st, c.Wait)
 	res, err := st.Append(ctx, c.File, msgs, store.AppendOptions{
 		Provider: c.Provider, Model: c.Model, Parent: c.Parent, Root: c.Root, ExpectLeaf: c.ExpectLeaf,
-		AllowEmpty: c.AllowEmpty, Cwd: io.Cwd,
+		AllowEmpty: c.AllowEmpty, Cwd: proc.Cwd,
 	})
 	if err != nil {
 		return storeError(err, c.File)
 	}
 	if res.Cut != nil {
-		cli.Warnf(io.Stderr, name, "cut a torn tail of %d bytes from %s first (saved as %s)", res.Cut.Bytes, c.File, res.Cut.SavedAs)
+		cli.Warnf(proc.Stderr, name, "cut a torn tail of %d bytes from %s first (saved as %s)", res.Cut.Bytes, c.File, res.Cut.SavedAs)
 	}
 	switch {
 	case c.Quiet:

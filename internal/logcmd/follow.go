@@ -70,7 +70,7 @@ type tracked struct {
 
 type follower struct {
 	o       followOpts
-	io      cli.IO
+	proc    cli.IO
 	out     *bufio.Writer
 	db      store.Follower
 	files   map[string]*tracked
@@ -88,7 +88,7 @@ type follower struct {
 
 // follow runs a follower until it is stopped (SIGINT, SIGTERM), or after
 // one pass with --once.
-func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
+func follow(o followOpts, proc cli.IO, out *bufio.Writer) error {
 	if !store.CanFollowInto(o.to) {
 		return notDatabase(o.to)
 	}
@@ -97,8 +97,8 @@ func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
 			o.roots[i] = abs
 		}
 	}
-	f := &follower{o: o, io: io, out: out, files: map[string]*tracked{}, dirty: map[string]bool{},
-		watched: map[string]bool{}, unread: map[string]string{}, tty: cli.IsTerminal(io.Stderr)}
+	f := &follower{o: o, proc: proc, out: out, files: map[string]*tracked{}, dirty: map[string]bool{},
+		watched: map[string]bool{}, unread: map[string]string{}, tty: cli.IsTerminal(proc.Stderr)}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := f.connect(ctx); err != nil {
@@ -116,7 +116,7 @@ func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
 	if !o.once && o.poll == 0 {
 		w, err := fsnotify.NewWatcher()
 		if err != nil {
-			cli.Warnf(io.Stderr, name, "cannot watch for changes (%v): polling every second", err)
+			cli.Warnf(proc.Stderr, name, "cannot watch for changes (%v): polling every second", err)
 			f.o.poll = time.Second
 		} else {
 			f.watcher = w
@@ -170,7 +170,7 @@ func follow(o followOpts, io cli.IO, out *bufio.Writer) error {
 				}
 			}
 		case err := <-errs:
-			cli.Warnf(io.Stderr, name, "watching: %v: every file is looked at again", err)
+			cli.Warnf(proc.Stderr, name, "watching: %v: every file is looked at again", err)
 			f.scan()
 		case <-tick.C:
 			f.scan()
@@ -190,7 +190,7 @@ func (f *follower) connect(ctx context.Context) error {
 	}
 	f.db = db
 	if !f.down.IsZero() {
-		fmt.Fprintf(f.io.Stderr, "%s: %s is back after %s: catching up\n", name, db.Where(), time.Since(f.down).Round(time.Millisecond))
+		fmt.Fprintf(f.proc.Stderr, "%s: %s is back after %s: catching up\n", name, db.Where(), time.Since(f.down).Round(time.Millisecond))
 	}
 	f.down, f.backoff = time.Time{}, 0
 	return nil
@@ -219,7 +219,7 @@ func (f *follower) lost(err error) {
 	}
 	f.backoff = min(max(2*f.backoff, 250*time.Millisecond), 10*time.Second)
 	f.next = time.Now().Add(f.backoff)
-	cli.Warnf(f.io.Stderr, name, "%v: retrying in %s", err, f.backoff)
+	cli.Warnf(f.proc.Stderr, name, "%v: retrying in %s", err, f.backoff)
 }
 
 // inRoots reports whether path is followed: a root, or below a root
@@ -288,7 +288,7 @@ func (f *follower) unreadable(path string, err error) {
 	if errors.As(err, &pe) {
 		msg = fmt.Sprintf("%s (%v)", pe.Path, pe.Err)
 	}
-	cli.Errorf(f.io.Stderr, name, "cannot read %s: what it holds is not followed: give the follower read access", msg)
+	cli.Errorf(f.proc.Stderr, name, "cannot read %s: what it holds is not followed: give the follower read access", msg)
 }
 
 func (f *follower) watch(dir string) {
@@ -296,7 +296,7 @@ func (f *follower) watch(dir string) {
 		return
 	}
 	if err := f.watcher.Add(dir); err != nil {
-		cli.Warnf(f.io.Stderr, name, "cannot watch %s (%v): polling every second", dir, err)
+		cli.Warnf(f.proc.Stderr, name, "cannot watch %s (%v): polling every second", dir, err)
 		f.watcher.Close()
 		f.watcher = nil
 		f.o.poll = time.Second
@@ -388,7 +388,7 @@ func (f *follower) syncDirty(ctx context.Context) {
 			delete(f.dirty, p)
 			if msg := err.Error(); msg != t.stuck {
 				t.stuck = msg
-				cli.Warnf(f.io.Stderr, name, "%s: not a regular file (a FIFO?): skipped", p)
+				cli.Warnf(f.proc.Stderr, name, "%s: not a regular file (a FIFO?): skipped", p)
 			}
 		case isDatabaseTrouble(err):
 			if ctx.Err() == nil {
@@ -400,7 +400,7 @@ func (f *follower) syncDirty(ctx context.Context) {
 			if msg := err.Error(); msg != t.stuck {
 				t.stuck = msg
 				f.failed++
-				cli.Errorf(f.io.Stderr, name, "follow %s: %v", p, err)
+				cli.Errorf(f.proc.Stderr, name, "follow %s: %v", p, err)
 			}
 		}
 	}
@@ -449,7 +449,7 @@ const (
 var errNotFollowed = errors.New("not followed")
 
 // follow runs push --follow (or --once).
-func (c *pushCmd) follow(st store.Store, io cli.IO, out *bufio.Writer) error {
+func (c *pushCmd) follow(st store.Store, proc cli.IO, out *bufio.Writer) error {
 	fs, ok := st.(store.Files)
 	if !ok {
 		return exitcode.Usagef("push copies file sessions: run it without --store (or PANTO_STORE) and name the database with --to")
@@ -467,20 +467,20 @@ func (c *pushCmd) follow(st store.Store, io cli.IO, out *bufio.Writer) error {
 		}
 		roots = []string{base}
 	}
-	return follow(followOpts{to: c.To, roots: roots, force: c.Force, once: c.Once, json: c.JSON, poll: c.Poll}, io, out)
+	return follow(followOpts{to: c.To, roots: roots, force: c.Force, once: c.Once, json: c.JSON, poll: c.Poll}, proc, out)
 }
 
 // follow runs import --follow (or --once).
-func (c *importCmd) follow(io cli.IO, out *bufio.Writer) error {
+func (c *importCmd) follow(proc cli.IO, out *bufio.Writer) error {
 	from, err := agents.ParseFormat(c.From)
 	if err != nil {
 		return exitcode.New(exitcode.Usage, err)
 	}
 	roots := c.Paths
 	if len(roots) == 0 {
-		if roots = agents.Places(from, io.Getenv); len(roots) == 0 {
-			return exitcode.Usagef("%s", agents.NoLogs(from, io.Getenv, "follow"))
+		if roots = agents.Places(from, proc.Getenv); len(roots) == 0 {
+			return exitcode.Usagef("%s", agents.NoLogs(from, proc.Getenv, "follow"))
 		}
 	}
-	return follow(followOpts{to: c.To, roots: roots, agents: true, from: from, force: c.Force, once: c.Once, json: c.JSON, poll: c.Poll}, io, out)
+	return follow(followOpts{to: c.To, roots: roots, agents: true, from: from, force: c.Force, once: c.Once, json: c.JSON, poll: c.Poll}, proc, out)
 }

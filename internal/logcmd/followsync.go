@@ -315,7 +315,7 @@ func (f *follower) report(t *tracked, c content, to store.Position, res store.Co
 		if res.Cut > 0 {
 			cut = fmt.Sprintf(", %d moved to panto_cuts", res.Cut)
 		}
-		fmt.Fprintf(f.io.Stderr, "%s: %s: +%d entries (%d in all%s), lag %s\n", name, shortID(c.id), res.Entries, to.Entries, cut, lag.Round(time.Millisecond))
+		fmt.Fprintf(f.proc.Stderr, "%s: %s: +%d entries (%d in all%s), lag %s\n", name, shortID(c.id), res.Entries, to.Entries, cut, lag.Round(time.Millisecond))
 	}
 }
 
@@ -502,7 +502,7 @@ func (f *follower) syncLog(ctx context.Context, t *tracked) error {
 	}
 	defer tmp.Close()
 	if k := len(stats.Corrupt); k > 0 && t.stuck == "" {
-		cli.Warnf(f.io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", t.path, k, stats.Corrupt[0])
+		cli.Warnf(f.proc.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", t.path, k, stats.Corrupt[0])
 	}
 	header, _, _, err := scan.NewReader(io.NewSectionReader(tmp, 0, n), 0).Next()
 	if err != nil {

@@ -57,9 +57,9 @@ func (c *importCmd) Run(e *env) error {
 		return err
 	}
 	if c.Follow || c.Once {
-		return c.follow(e.io, e.out)
+		return c.follow(e.proc, e.out)
 	}
-	e.code, err = c.run(e.ctx, st, e.io, e.out)
+	e.code, err = c.run(e.ctx, st, e.proc, e.out)
 	return err
 }
 
@@ -82,7 +82,7 @@ func (e errFinding) Unwrap() error { return e.error }
 // or under its id (a database); deterministic and incremental. Logs are
 // converted on every core and written in their order. It prints the name
 // of each session created or changed, and a summary on stderr.
-func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) (int, error) {
+func (c *importCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io.Writer) (int, error) {
 	from, err := agents.ParseFormat(c.From)
 	if err != nil {
 		return 0, exitcode.Usagef("--from %v", err)
@@ -94,13 +94,13 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 	case len(paths) == 0 && c.From == "auto":
 		return 0, exitcode.Usagef("give the logs to import, or --from %s|all to read the agents' own places", strings.Join(agents.Names(), "|"))
 	case len(paths) == 0:
-		if paths = agents.Places(from, io.Getenv); len(paths) == 0 {
-			cli.Warnf(io.Stderr, name, "%s", agents.NoLogs(from, io.Getenv, "import"))
+		if paths = agents.Places(from, proc.Getenv); len(paths) == 0 {
+			cli.Warnf(proc.Stderr, name, "%s", agents.NoLogs(from, proc.Getenv, "import"))
 			return exitcode.Findings, nil
 		}
 	}
 	cache := "" // where the state of each source at its last import is kept
-	if d := index.Dir(io.Getenv); d != "" {
+	if d := index.Dir(proc.Getenv); d != "" {
 		cache = filepath.Join(filepath.Dir(d), "import")
 	}
 	workers := runtime.GOMAXPROCS(0)
@@ -151,13 +151,13 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		}
 	}()
 	var n imported
-	prog := cli.NewProgress(io, name, "logs imported")
+	prog := cli.NewProgress(proc, name, "logs imported")
 	defer prog.Clear()
-	io.Stderr = prog.Writer(io.Stderr) // what is said clears the progress line first
+	proc.Stderr = prog.Writer(proc.Stderr) // what is said clears the progress line first
 	for p := range ordered {
 		<-p.done
 		prog.Step()
-		err := p.commit(ctx, st, io, out, &n, c.Force)
+		err := p.commit(ctx, st, proc, out, &n, c.Force)
 		var finding errFinding
 		switch {
 		case err == nil:
@@ -168,13 +168,13 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 			// In a directory, what is no file to read (a dangling link, a
 			// FIFO) is said and passed over: the rest is imported.
 			n.skipped++
-			cli.Warnf(io.Stderr, name, "%s: %v: skipped", p.path, err)
+			cli.Warnf(proc.Stderr, name, "%s: %v: skipped", p.path, err)
 		case errors.As(err, &finding):
 			n.findings++
-			cli.Errorf(io.Stderr, name, "import %s: %v", p.path, err)
+			cli.Errorf(proc.Stderr, name, "import %s: %v", p.path, err)
 		default:
 			n.failed++
-			cli.Errorf(io.Stderr, name, "import %s: %v", p.path, err)
+			cli.Errorf(proc.Stderr, name, "import %s: %v", p.path, err)
 		}
 	}
 	select {
@@ -184,12 +184,12 @@ func (c *importCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.W
 		}
 	default:
 	}
-	fmt.Fprintf(io.Stderr, "%s: into %s: %d entries in %d sessions new, %d grown, %d changed, %d unchanged, %d skipped",
+	fmt.Fprintf(proc.Stderr, "%s: into %s: %d entries in %d sessions new, %d grown, %d changed, %d unchanged, %d skipped",
 		name, st.Where(), n.entries, n.created, n.grew, n.changed, n.unchanged, n.skipped)
 	if s := n.stats.Summary(); s != "" {
-		fmt.Fprintf(io.Stderr, "; converted: %s", s)
+		fmt.Fprintf(proc.Stderr, "; converted: %s", s)
 	}
-	fmt.Fprintln(io.Stderr)
+	fmt.Fprintln(proc.Stderr)
 	switch {
 	case n.failed > 0:
 		return 0, exitcode.Failuref("%d logs not imported (see above)", n.failed+n.findings)
@@ -317,7 +317,7 @@ func (p *prepared) prepare(st store.Store, from agents.Format, what, cache strin
 }
 
 // commit writes a prepared log into the store.
-func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io.Writer, n *imported, force bool) error {
+func (p *prepared) commit(ctx context.Context, st store.Store, proc cli.IO, out io.Writer, n *imported, force bool) error {
 	if p.tmp != nil {
 		defer p.tmp.Close()
 	}
@@ -329,13 +329,13 @@ func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io
 		return nil
 	case p.skipped:
 		n.skipped++
-		cli.Warnf(io.Stderr, name, "%s is a panto session already: skipped", p.path)
+		cli.Warnf(proc.Stderr, name, "%s is a panto session already: skipped", p.path)
 		return nil
 	}
 	var targets []string
 	changed := false
 	one := func(tmp *os.File, size int64) error {
-		target, outcome, added, err := put(ctx, st, tmp, size, force, func(f string, a ...any) { cli.Warnf(io.Stderr, name, f, a...) })
+		target, outcome, added, err := put(ctx, st, tmp, size, force, func(f string, a ...any) { cli.Warnf(proc.Stderr, name, f, a...) })
 		if err != nil {
 			return err
 		}
@@ -352,7 +352,7 @@ func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io
 		n.entries += added
 		if outcome != "unchanged" {
 			changed = true
-			fmt.Fprintln(out, shown(io, target))
+			fmt.Fprintln(out, shown(proc, target))
 		}
 		targets = append(targets, target)
 		return nil
@@ -377,11 +377,11 @@ func (p *prepared) commit(ctx context.Context, st store.Store, io cli.IO, out io
 	// What the reader left out is said, and makes the exit 1.
 	if k := len(p.stats.Corrupt); k > 0 {
 		p.partial = true
-		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", p.path, k, p.stats.Corrupt[0])
+		cli.Warnf(proc.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", p.path, k, p.stats.Corrupt[0])
 	}
 	if p.stats.Torn > 0 {
 		p.partial = true
-		cli.Warnf(io.Stderr, name, "%s: line %d: incomplete final line (a writer may be mid-append): not imported, the rest was", p.path, p.stats.Torn)
+		cli.Warnf(proc.Stderr, name, "%s: line %d: incomplete final line (a writer may be mid-append): not imported, the rest was", p.path, p.stats.Torn)
 	}
 	if p.mark != "" && !p.partial && len(targets) > 0 { // a log read in part is read again, and said again
 		if err := os.MkdirAll(filepath.Dir(p.mark), 0o700); err == nil {

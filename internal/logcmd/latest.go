@@ -18,17 +18,17 @@ func (c *latestCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return runLatest(e.ctx, st, e.io, e.out)
+	return runLatest(e.ctx, st, e.proc, e.out)
 }
 
-func runLatest(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
-	list, err := sessions(ctx, st, io, false)
+func runLatest(ctx context.Context, st store.Store, proc cli.IO, out io.Writer) error {
+	list, err := sessions(ctx, st, proc, false)
 	if err != nil {
 		return err
 	}
 	if len(list) == 0 {
-		return exitcode.Findingsf("no session for %s", io.Cwd)
+		return exitcode.Findingsf("no session for %s", proc.Cwd)
 	}
-	_, err = fmt.Fprintln(out, shown(io, list[0].Path))
+	_, err = fmt.Fprintln(out, shown(proc, list[0].Path))
 	return err
 }

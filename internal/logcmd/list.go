@@ -33,31 +33,31 @@ func (c *listCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return c.run(e.ctx, st, e.io, e.out)
+	return c.run(e.ctx, st, e.proc, e.out)
 }
 
 // sessions describes the sessions of this directory (or of all), newest
 // activity first.
-func sessions(ctx context.Context, st store.Store, io cli.IO, all bool) ([]store.Summary, error) {
-	list, err := st.List(ctx, io.Cwd, all, func(err error) {
+func sessions(ctx context.Context, st store.Store, proc cli.IO, all bool) ([]store.Summary, error) {
+	list, err := st.List(ctx, proc.Cwd, all, func(err error) {
 		if errors.Is(err, catalog.ErrLeftover) {
-			cli.Warnf(io.Stderr, name, "%v", err)
+			cli.Warnf(proc.Stderr, name, "%v", err)
 			return
 		}
-		cli.Warnf(io.Stderr, name, "%v: skipped (a session is a regular file)", err)
+		cli.Warnf(proc.Stderr, name, "%v: skipped (a session is a regular file)", err)
 	})
 	if err != nil {
-		return nil, stores.ErrorOf(err, io.Cwd, stores.Read)
+		return nil, stores.ErrorOf(err, proc.Cwd, stores.Read)
 	}
 	return list, nil
 }
 
-func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+func (c *listCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io.Writer) error {
 	// A listing lives a few milliseconds and holds what it builds: the
 	// collector, started at the default 4 MB, costs a quarter of a list of
 	// 10,000 sessions (54 → 41 ms, BENCHMARKS.md) for no memory returned.
 	debug.SetGCPercent(400)
-	list, err := sessions(ctx, st, io, c.All || c.Agent != "")
+	list, err := sessions(ctx, st, proc, c.All || c.Agent != "")
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 		if c.Agent != "" {
 			list = onlyAgent(list, c.Agent)
 		}
-		list = inPlace(list, io, c.Agent)
+		list = inPlace(list, proc, c.Agent)
 		c.All = true
 	} else if c.Agent == "panto" {
 		list = onlyAgent(list, "panto")
@@ -126,7 +126,7 @@ func (c *listCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 	for i := 0; i < len(cells); i += width {
 		rows = append(rows, cells[i:i+width])
 	}
-	columns := cli.Columns(io)
+	columns := cli.Columns(proc)
 	return writeColumnsFit(out, fitList(rows, columns, c.All), columns)
 }
 

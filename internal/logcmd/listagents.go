@@ -19,7 +19,7 @@ import (
 // §15): agent is one agent's name, or "" for all. A log imported already
 // is its import's row. Each row's id is the agent's own session id, which
 // every command takes back.
-func inPlace(list []store.Summary, io cli.IO, agent string) []store.Summary {
+func inPlace(list []store.Summary, proc cli.IO, agent string) []store.Summary {
 	imported := map[string]bool{}
 	for _, s := range list {
 		if s.Agent != "" && s.Agent != "panto" {
@@ -34,7 +34,7 @@ func inPlace(list []store.Summary, io cli.IO, agent string) []store.Summary {
 			f = a.Format
 		}
 	}
-	for _, place := range agents.Places(f, io.Getenv) {
+	for _, place := range agents.Places(f, proc.Getenv) {
 		catalog.WalkWith(place, agents.IsLogPath, func(p string, err error) error {
 			if err != nil {
 				return nil

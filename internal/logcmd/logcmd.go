@@ -41,21 +41,21 @@ type grammar struct {
 func Main() int { return Run(os.Args[1:], cli.OS()) }
 
 // Run runs panto-log with args.
-func Run(args []string, io cli.IO) int {
+func Run(args []string, proc cli.IO) int {
 	var g grammar
 	args = excludeWords(args)
-	ctx, code, done := cli.Parse(name, "The only writer of panto sessions, and the session catalog.", &g, args, io, nil)
+	ctx, code, done := cli.Parse(name, "The only writer of panto sessions, and the session catalog.", &g, args, proc, nil)
 	if done {
 		return code
 	}
-	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) {
+	return cli.Buffered(name, proc, func(out *bufio.Writer) (int, error) {
 		// A subcommand's flags are checked before anything is opened.
 		if v, ok := ctx.Selected().Target.Addr().Interface().(validator); ok {
 			if err := v.validate(); err != nil {
 				return 0, err
 			}
 		}
-		e := &env{ctx: context.Background(), io: io, out: out, url: g.Store}
+		e := &env{ctx: context.Background(), proc: proc, out: out, url: g.Store}
 		defer e.close()
 		err := ctx.Run(e)
 		return e.code, err
@@ -67,7 +67,7 @@ func Run(args []string, io cli.IO) int {
 // the command first asks for it.
 type env struct {
 	ctx  context.Context
-	io   cli.IO
+	proc cli.IO
 	out  *bufio.Writer
 	url  string
 	st   store.Store
@@ -77,7 +77,7 @@ type env struct {
 // store opens the store once.
 func (e *env) store() (store.Store, error) {
 	if e.st == nil {
-		st, err := stores.Open(e.url, e.io)
+		st, err := stores.Open(e.url, e.proc)
 		if err != nil {
 			return nil, err
 		}
@@ -103,8 +103,8 @@ func storeError(err error, file string) error { return stores.Error(err, file) }
 // and import print it on stdout: exact to a pipe, where a script takes it
 // as it is, and with its control characters escaped on a terminal (a path
 // holds a cwd, and an imported log's or a row's cwd is anybody's).
-func shown(io cli.IO, name string) string {
-	if cli.IsTerminal(io.Stdout) {
+func shown(proc cli.IO, name string) string {
+	if cli.IsTerminal(proc.Stdout) {
 		return tty.Line(name)
 	}
 	return name

@@ -15,8 +15,8 @@ import (
 func run(t *testing.T, dir string, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	io := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }, Cwd: dir}
-	code = Run(args, io)
+	proc := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }, Cwd: dir}
+	code = Run(args, proc)
 	return code, out.String(), errb.String()
 }
 

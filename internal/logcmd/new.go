@@ -17,14 +17,14 @@ func (c *newCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return runNew(st, e.io, e.out)
+	return runNew(st, e.proc, e.out)
 }
 
-func runNew(st store.Store, io cli.IO, out io.Writer) error {
-	n, err := st.NewName(io.Cwd)
+func runNew(st store.Store, proc cli.IO, out io.Writer) error {
+	n, err := st.NewName(proc.Cwd)
 	if err != nil {
-		return stores.ErrorOf(err, io.Cwd, stores.Write)
+		return stores.ErrorOf(err, proc.Cwd, stores.Write)
 	}
-	_, err = fmt.Fprintln(out, shown(io, n))
+	_, err = fmt.Fprintln(out, shown(proc, n))
 	return err
 }

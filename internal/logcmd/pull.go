@@ -20,11 +20,11 @@ func (c *pullCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return c.run(e.ctx, st, e.io, e.out)
+	return c.run(e.ctx, st, e.proc, e.out)
 }
 
 // run pulls the session into the file store, at the path of its own cwd.
-func (c *pullCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+func (c *pullCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io.Writer) error {
 	fs, err := files(st, "pull writes a session file")
 	if err != nil {
 		return err
@@ -48,9 +48,9 @@ func (c *pullCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Wri
 		return storeError(err, id)
 	}
 	if res.Ahead {
-		cli.Warnf(io.Stderr, name, "%s holds entries the database lacks: nothing to pull (push it)", res.Name)
+		cli.Warnf(proc.Stderr, name, "%s holds entries the database lacks: nothing to pull (push it)", res.Name)
 	}
-	cli.Notef(io.Stderr, name, "pulled %d bytes of session %s into %s", res.Bytes, id, res.Name)
-	_, err = fmt.Fprintln(out, shown(io, res.Name))
+	cli.Notef(proc.Stderr, name, "pulled %d bytes of session %s into %s", res.Bytes, id, res.Name)
+	_, err = fmt.Fprintln(out, shown(proc, res.Name))
 	return err
 }

@@ -44,17 +44,17 @@ func (c *pushCmd) Run(e *env) error {
 	}
 	switch {
 	case c.Status:
-		return c.status(e.ctx, st, e.io, e.out)
+		return c.status(e.ctx, st, e.proc, e.out)
 	case c.Follow || c.Once:
-		return c.follow(st, e.io, e.out)
+		return c.follow(st, e.proc, e.out)
 	}
-	return c.run(e.ctx, st, e.io)
+	return c.run(e.ctx, st, e.proc)
 }
 
 // run pushes every session file the arguments name (all of the sessions
 // base without any). A file that cannot be pushed is reported, the others
 // are pushed, and the exit code is 3.
-func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
+func (c *pushCmd) run(ctx context.Context, st store.Store, proc cli.IO) error {
 	fs, err := files(st, "push copies file sessions")
 	if err != nil {
 		return err
@@ -84,11 +84,11 @@ func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
 			}
 			if err != nil {
 				failed++
-				cli.Errorf(io.Stderr, name, "push %s: %v", path, err)
+				cli.Errorf(proc.Stderr, name, "push %s: %v", path, err)
 				return nil
 			}
 			if res.Ahead {
-				cli.Warnf(io.Stderr, name, "%s: the database holds entries this file lacks: nothing to push (pull it)", path)
+				cli.Warnf(proc.Stderr, name, "%s: the database holds entries this file lacks: nothing to push (pull it)", path)
 			}
 			sessions++
 			pushed += res.Entries
@@ -96,7 +96,7 @@ func (c *pushCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
 			return nil
 		})
 	}
-	cli.Notef(io.Stderr, name, "pushed %d entries of %d sessions to %s (%d there already)", pushed, sessions, db.Where(), had)
+	cli.Notef(proc.Stderr, name, "pushed %d entries of %d sessions to %s (%d there already)", pushed, sessions, db.Where(), had)
 	if failed > 0 {
 		return exitcode.Failuref("%d sessions not pushed (see above)", failed)
 	}

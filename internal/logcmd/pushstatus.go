@@ -33,7 +33,7 @@ type place struct {
 
 // status compares every session file the arguments name with the
 // database.
-func (c *pushCmd) status(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
+func (c *pushCmd) status(ctx context.Context, st store.Store, proc cli.IO, out io.Writer) error {
 	fs, ok := st.(store.Files)
 	if !ok {
 		return exitcode.Usagef("push --status compares file sessions: run it without --store (or PANTO_STORE) and name the database with --to")
@@ -62,14 +62,14 @@ func (c *pushCmd) status(ctx context.Context, st store.Store, io cli.IO, out io.
 			if err != nil {
 				if !errors.Is(err, os.ErrNotExist) || arg != path {
 					failed = err
-					cli.Errorf(io.Stderr, name, "%s: %v", path, err)
+					cli.Errorf(proc.Stderr, name, "%s: %v", path, err)
 				}
 				return nil
 			}
 			s, err := statusOf(ctx, db, all, path)
 			if err != nil {
 				failed = err
-				cli.Errorf(io.Stderr, name, "%s: %v", path, err)
+				cli.Errorf(proc.Stderr, name, "%s: %v", path, err)
 				return nil
 			}
 			rows = append(rows, s)

@@ -23,17 +23,17 @@ func (c *resolveCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return c.run(e.ctx, st, e.io, e.out)
+	return c.run(e.ctx, st, e.proc, e.out)
 }
 
-func (c *resolveCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.Writer) error {
-	p, err := st.Resolve(ctx, io.Cwd, c.All, c.Prefix)
+func (c *resolveCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io.Writer) error {
+	p, err := st.Resolve(ctx, proc.Cwd, c.All, c.Prefix)
 	if errors.Is(err, store.ErrNoSuchSession) && len(c.Prefix) >= stores.MinPrefix {
 		// Every project's sessions, the agents' own ids and imports'
 		// origins (SPEC §15: one id).
 		// A store that is not files resolves ids itself: Session hands the
 		// prefix back unchanged, which is no session found.
-		if q, qerr := stores.Session(ctx, st, io.Getenv, c.Prefix); qerr != nil || q != c.Prefix {
+		if q, qerr := stores.Session(ctx, st, proc.Getenv, c.Prefix); qerr != nil || q != c.Prefix {
 			p, err = q, qerr
 		}
 	}
@@ -43,6 +43,6 @@ func (c *resolveCmd) run(ctx context.Context, st store.Store, io cli.IO, out io.
 	case err != nil:
 		return stores.ErrorOf(err, c.Prefix, stores.Read)
 	}
-	_, err = fmt.Fprintln(out, shown(io, p))
+	_, err = fmt.Fprintln(out, shown(proc, p))
 	return err
 }

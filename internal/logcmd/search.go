@@ -54,7 +54,7 @@ func (c *searchCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	e.code, err = c.run(e.ctx, st, e.io, e.out)
+	e.code, err = c.run(e.ctx, st, e.proc, e.out)
 	return err
 }
 
@@ -172,7 +172,7 @@ func splitList(vs []string) map[string]bool {
 	return m
 }
 
-func (c *searchCmd) filter(io cli.IO) (fsearch.Filter, error) {
+func (c *searchCmd) filter(proc cli.IO) (fsearch.Filter, error) {
 	f := fsearch.Filter{Tool: c.Tool, Model: c.Model, Session: c.Session}
 	f.Agents = splitList(c.Agent)
 	for a := range f.Agents {
@@ -199,7 +199,7 @@ func (c *searchCmd) filter(io cli.IO) (fsearch.Filter, error) {
 	if c.Project != "" {
 		p := c.Project
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(io.Cwd, p)
+			p = filepath.Join(proc.Cwd, p)
 		}
 		f.Project = filepath.Clean(p)
 	}
@@ -235,7 +235,7 @@ func agentNames() string {
 // panto's sessions of every project and every agent's logs at their
 // places (--from narrows). A log's import is left out when the log itself
 // is searched (one session, one row).
-func (c *searchCmd) sources(st store.Store, io cli.IO, warn func(string, error)) ([]fsearch.File, error) {
+func (c *searchCmd) sources(st store.Store, proc cli.IO, warn func(string, error)) ([]fsearch.File, error) {
 	var roots []string
 	panto := false
 	switch {
@@ -247,14 +247,14 @@ func (c *searchCmd) sources(st store.Store, io cli.IO, warn func(string, error))
 	case c.From == "all" || c.From == "panto":
 		panto = true
 		if c.From == "all" {
-			roots = agents.Places(agents.Unknown, io.Getenv)
+			roots = agents.Places(agents.Unknown, proc.Getenv)
 		}
 	default:
 		a := agents.Named(c.From)
 		if a == nil || !a.Reads() {
 			return nil, exitcode.Usagef("--from %q: give all, %s", c.From, agentNames())
 		}
-		roots = agents.Places(a.Format, io.Getenv)
+		roots = agents.Places(a.Format, proc.Getenv)
 	}
 	var files []fsearch.File
 	add := func(path string, err error) error {
@@ -283,7 +283,7 @@ func (c *searchCmd) sources(st store.Store, io cli.IO, warn func(string, error))
 	}
 	if panto {
 		if _, ok := st.(store.Files); ok {
-			base, err := catalog.EnvFrom(io.Getenv).BaseDir()
+			base, err := catalog.EnvFrom(proc.Getenv).BaseDir()
 			if err == nil {
 				if _, err := os.Stat(base); err == nil {
 					all, err := catalog.AllFiles(base)
@@ -301,7 +301,7 @@ func (c *searchCmd) sources(st store.Store, io cli.IO, warn func(string, error))
 	return files, nil
 }
 
-func (c *searchCmd) run(ctx context.Context, st store.Store, io cli.IO, out *bufio.Writer) (int, error) {
+func (c *searchCmd) run(ctx context.Context, st store.Store, proc cli.IO, out *bufio.Writer) (int, error) {
 	if c.CaseSensitive && c.IgnoreCase {
 		return 0, exitcode.Usagef("-s and -i go apart: give one")
 	}
@@ -318,7 +318,7 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, io cli.IO, out *buf
 	if c.Limit < 0 {
 		return 0, exitcode.Usagef("--limit %d: give a number of hits above 0", c.Limit)
 	}
-	fl, err := c.filter(io)
+	fl, err := c.filter(proc)
 	if err != nil {
 		return 0, err
 	}
@@ -327,25 +327,25 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, io cli.IO, out *buf
 		return 0, exitcode.Usagef("--path and --from name files: not with --store (a database holds panto's sessions and imports)")
 	}
 	if q.Slow {
-		cli.Warnf(io.Stderr, name, "the regexp holds no literal text to look for first: every line is decoded, slowly")
+		cli.Warnf(proc.Stderr, name, "the regexp holds no literal text to look for first: every line is decoded, slowly")
 	}
 	problems := 0
 	warn := func(path string, err error) {
 		problems++
-		cli.Warnf(io.Stderr, name, "%s: %v: not searched (the rest is)", tty.Line(path), errorText(err))
+		cli.Warnf(proc.Stderr, name, "%s: %v: not searched (the rest is)", tty.Line(path), errorText(err))
 	}
 	var files []fsearch.File
 	if inFiles {
-		files, err = c.sources(st, io, warn)
+		files, err = c.sources(st, proc, warn)
 	} else {
-		files, err = storeSources(ctx, st, io, warn)
+		files, err = storeSources(ctx, st, proc, warn)
 	}
 	if err != nil {
 		return 0, err
 	}
 	seen := map[string]bool{} // agents' session ids searched in place
 	for _, f := range files {
-		if !strings.HasPrefix(f.Path, catalogBase(io)) {
+		if !strings.HasPrefix(f.Path, catalogBase(proc)) {
 			seen[idOfName(f.Path)] = true
 			if id := stores.LogID(f.Path); id != "" {
 				seen[id] = true // a Gemini chat, a Copilot events.jsonl: not in the name
@@ -359,14 +359,14 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, io cli.IO, out *buf
 		}
 	}
 	format := c.Format
-	term := cli.IsTerminal(io.Stdout)
+	term := cli.IsTerminal(proc.Stdout)
 	if format == "" {
 		format = "jsonl"
 		if term {
 			format = "table"
 		}
 	}
-	p := &printer{out: out, format: format, term: term, color: term && io.Getenv("NO_COLOR") == "", columns: cli.Columns(io), sessions: c.Sessions, limit: c.Limit}
+	p := &printer{out: out, format: format, term: term, color: term && proc.Getenv("NO_COLOR") == "", columns: cli.Columns(proc), sessions: c.Sessions, limit: c.Limit}
 	opt := fsearch.Options{Filter: fl, Problem: warn, Skip: func(m *fsearch.Meta) string {
 		if m.Format == agents.Panto && m.Origin != "" && seen[m.Origin] {
 			return "imports of logs searched in place"
@@ -405,8 +405,8 @@ func errorText(err error) string {
 }
 
 // catalogBase is the sessions base, "" when there is none.
-func catalogBase(io cli.IO) string {
-	base, err := catalog.EnvFrom(io.Getenv).BaseDir()
+func catalogBase(proc cli.IO) string {
+	base, err := catalog.EnvFrom(proc.Getenv).BaseDir()
 	if err != nil {
 		return "\x00"
 	}
@@ -726,8 +726,8 @@ func plural(n int, word string) string {
 // storeSources lists the sessions of a database, newest first, each read
 // through the store (SPEC §15: the same hits as a search of the same
 // sessions' files). No index is used yet: each session is read whole.
-func storeSources(ctx context.Context, st store.Store, io cli.IO, warn func(string, error)) ([]fsearch.File, error) {
-	list, err := st.List(ctx, io.Cwd, true, func(err error) { warn("", err) })
+func storeSources(ctx context.Context, st store.Store, proc cli.IO, warn func(string, error)) ([]fsearch.File, error) {
+	list, err := st.List(ctx, proc.Cwd, true, func(err error) { warn("", err) })
 	if err != nil {
 		return nil, stores.ErrorOf(err, "", stores.Read)
 	}

@@ -21,20 +21,20 @@ func (c *truncateCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	return c.run(e.ctx, st, e.io)
+	return c.run(e.ctx, st, e.proc)
 }
 
-func (c *truncateCmd) run(ctx context.Context, st store.Store, io cli.IO) error {
+func (c *truncateCmd) run(ctx context.Context, st store.Store, proc cli.IO) error {
 	stores.SetWait(st, c.Wait)
 	cut, err := st.Truncate(ctx, c.File, c.After)
 	if err != nil {
 		return storeError(err, c.File)
 	}
 	if cut == nil {
-		cli.Notef(io.Stderr, name, "%s: nothing to cut", c.File)
+		cli.Notef(proc.Stderr, name, "%s: nothing to cut", c.File)
 		return nil
 	}
-	cli.Notef(io.Stderr, name, "%s: cut %d bytes (%d complete entries) at byte %d, saved as %s",
+	cli.Notef(proc.Stderr, name, "%s: cut %d bytes (%d complete entries) at byte %d, saved as %s",
 		c.File, cut.Bytes, cut.Entries, cut.From, cut.SavedAs)
 	return nil
 }

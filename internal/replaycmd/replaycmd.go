@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	goio "io"
 	"os"
 	"slices"
 	"strings"
@@ -52,26 +51,26 @@ type grammar struct {
 func Main() int { return Run(os.Args[1:], cli.OS()) }
 
 // Run runs panto-replay with args.
-func Run(args []string, io cli.IO) int {
+func Run(args []string, proc cli.IO) int {
 	var g grammar
-	_, code, done := cli.Parse(name, "Rebuild the conversation (and the tree) from a session file: panto's, or a Claude Code, Codex or pi log; read-only.", &g, args, io, nil)
+	_, code, done := cli.Parse(name, "Rebuild the conversation (and the tree) from a session file: panto's, or a Claude Code, Codex or pi log; read-only.", &g, args, proc, nil)
 	if done {
 		return code
 	}
-	return cli.Buffered(name, io, func(out *bufio.Writer) (int, error) { return g.run(io, out) })
+	return cli.Buffered(name, proc, func(out *bufio.Writer) (int, error) { return g.run(proc, out) })
 }
 
 // input returns the session to read as a ReaderAt: one of the store, or a
 // pipe read into memory (it cannot be read twice).
-func (g *grammar) input(io cli.IO) (r io.ReaderAt, size int64, label string, closeFn func(), err error) {
+func (g *grammar) input(proc cli.IO) (r io.ReaderAt, size int64, label string, closeFn func(), err error) {
 	if g.File == "" || g.File == "-" {
-		if f, ok := io.Stdin.(*os.File); ok {
+		if f, ok := proc.Stdin.(*os.File); ok {
 			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 				return f, fi.Size(), "stdin", func() {}, nil
 			}
 		}
-		cli.StdinHint(io, name, "a session's lines")
-		b, err := goio.ReadAll(io.Stdin)
+		cli.StdinHint(proc, name, "a session's lines")
+		b, err := io.ReadAll(proc.Stdin)
 		if err != nil {
 			return nil, 0, "", nil, exitcode.Failuref("read stdin: %v", err)
 		}
@@ -87,13 +86,13 @@ func (g *grammar) input(io cli.IO) (r io.ReaderAt, size int64, label string, clo
 			}
 		}
 	}
-	st, err := stores.Open(g.Store, io)
+	st, err := stores.Open(g.Store, proc)
 	if err != nil {
 		return nil, 0, "", nil, err
 	}
 	defer st.Close()
 	if g.session == "" { // FILE#SESSION names a file
-		if file, err = stores.SessionArg(context.Background(), st, io, file); err != nil {
+		if file, err = stores.SessionArg(context.Background(), st, proc, file); err != nil {
 			return nil, 0, "", nil, err
 		}
 	}
@@ -104,17 +103,17 @@ func (g *grammar) input(io cli.IO) (r io.ReaderAt, size int64, label string, clo
 	return f, f.Size(), file, func() { f.Close() }, nil
 }
 
-func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
+func (g *grammar) run(proc cli.IO, out *bufio.Writer) (int, error) {
 	if g.Site != "" {
-		return g.site(io, out)
+		return g.site(proc, out)
 	}
-	r, size, label, closeFn, err := g.input(io)
+	r, size, label, closeFn, err := g.input(proc)
 	if err != nil {
 		return 0, err
 	}
 	defer closeFn()
 	src, srcSize := r, size // the log as given, for its subagents
-	r, size, left, f, err := foreign(io, r, size, label, g.session)
+	r, size, left, f, err := foreign(proc, r, size, label, g.session)
 	if err != nil {
 		return 0, err
 	}
@@ -122,7 +121,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	if err != nil {
 		return 0, exitcode.Failuref("read %s: %v", label, err)
 	}
-	code := warn(io.Stderr, label, s.Log, size)
+	code := warn(proc.Stderr, label, s.Log, size)
 	if left > 0 {
 		code = exitcode.Findings // the reader of another agent's log left lines out (SPEC §11)
 	}
@@ -134,7 +133,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	if leaf >= 0 {
 		path = s.Log.Path(leaf)
 		if first := s.Log.Nodes[path[0]]; first.Parent == scan.DanglingParent {
-			cli.Warnf(io.Stderr, name, "%s: entry %s (line %d) names a parent that is not in the file: the path starts there", label, s.Log.ID(path[0]), first.Line)
+			cli.Warnf(proc.Stderr, name, "%s: entry %s (line %d) names a parent that is not in the file: the path starts there", label, s.Log.ID(path[0]), first.Line)
 		}
 	}
 	switch {
@@ -156,7 +155,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 		}
 		if v := gjson.GetBytes(b.Bytes(), g.Get); v.Exists() && v.Type != gjson.Null {
 			val := v.String()
-			if cli.IsTerminal(io.Stdout) { // a person reads it (panto-ask's reply): as every human view, escaped
+			if cli.IsTerminal(proc.Stdout) { // a person reads it (panto-ask's reply): as every human view, escaped
 				val = tty.Text(val)
 			}
 			out.WriteString(val)
@@ -169,7 +168,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	format := g.Format
 	if format == "" {
 		format = "messages"
-		if cli.IsTerminal(io.Stdout) {
+		if cli.IsTerminal(proc.Stdout) {
 			format = "markdown"
 		}
 	}
@@ -177,7 +176,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 	case "markdown":
 		err = s.WriteMarkdown(out, path)
 	case "html":
-		prices, from, perr := pricing.ForFlag(g.Pricing, io.Getenv, func(w string) { cli.Warnf(io.Stderr, name, "%s", w) })
+		prices, from, perr := pricing.ForFlag(g.Pricing, proc.Getenv, func(w string) { cli.Warnf(proc.Stderr, name, "%s", w) })
 		if perr != nil {
 			return 0, perr
 		}
@@ -190,9 +189,9 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 			if p == "" {
 				p = "-" // stdin: no directory beside it
 			}
-			o.Subagents = subagents(io, agents.Source{Path: p, R: src, Size: srcSize})
+			o.Subagents = subagents(proc, agents.Source{Path: p, R: src, Size: srcSize})
 		} else if origin := headerOrigin(r, size); origin.Get("agent").Str == "claude" && origin.Get("id").Str != "" && g.File != "" && g.File != "-" {
-			o.Subagents = g.importedSubagents(io, s, path, origin.Get("id").Str)
+			o.Subagents = g.importedSubagents(proc, s, path, origin.Get("id").Str)
 		}
 		o.Summary = g.summary
 		err = s.WriteHTML(out, path, o)
@@ -228,7 +227,7 @@ func (g *grammar) run(io cli.IO, out *bufio.Writer) (int, error) {
 // foreign turns another agent's log into the panto session it becomes (in
 // a temporary file), so that it replays as one, and says how many of its
 // lines the reader left out; a log in no known format is an error.
-func foreign(io cli.IO, r goio.ReaderAt, size int64, label, session string) (goio.ReaderAt, int64, int, agents.Format, error) {
+func foreign(proc cli.IO, r io.ReaderAt, size int64, label, session string) (io.ReaderAt, int64, int, agents.Format, error) {
 	f, err := agents.Sniff(r, size)
 	switch {
 	case err != nil:
@@ -249,10 +248,10 @@ func foreign(io cli.IO, r goio.ReaderAt, size int64, label, session string) (goi
 		return nil, 0, 0, f, exitcode.Failuref("read %s: %v", label, err)
 	}
 	if k := len(st.Corrupt); k > 0 {
-		cli.Warnf(io.Stderr, name, "%s: %d lines are not JSON objects (line %d first): skipped, the rest read", label, k, st.Corrupt[0])
+		cli.Warnf(proc.Stderr, name, "%s: %d lines are not JSON objects (line %d first): skipped, the rest read", label, k, st.Corrupt[0])
 	}
 	if st.Torn > 0 {
-		cli.Warnf(io.Stderr, name, "%s: line %d: incomplete final line (a writer may be mid-append): not read", label, st.Torn)
+		cli.Warnf(proc.Stderr, name, "%s: line %d: incomplete final line (a writer may be mid-append): not read", label, st.Torn)
 	}
 	left := len(st.Corrupt)
 	if st.Torn > 0 {
@@ -265,14 +264,14 @@ func foreign(io cli.IO, r goio.ReaderAt, size int64, label, session string) (goi
 // says how each is tied to its call), each as the panto session it
 // becomes, for the page to nest under their calls. One that does not read
 // is a warning, and the page goes on without it.
-func subagents(io cli.IO, src agents.Source) map[string]replay.Subagent {
+func subagents(proc cli.IO, src agents.Source) map[string]replay.Subagent {
 	subs, skipped, err := agents.ClaudeSubagentsSkipped(src)
 	if err != nil {
-		cli.Warnf(io.Stderr, name, "%s: its subagents: %v: not shown", src.Path, err)
+		cli.Warnf(proc.Stderr, name, "%s: its subagents: %v: not shown", src.Path, err)
 		return nil
 	}
 	for _, p := range skipped {
-		cli.Warnf(io.Stderr, name, "%s: not a regular file (a FIFO?): skipped", p)
+		cli.Warnf(proc.Stderr, name, "%s: not a regular file (a FIFO?): skipped", p)
 	}
 	out := map[string]replay.Subagent{}
 	for _, sub := range subs {
@@ -282,7 +281,7 @@ func subagents(io cli.IO, src agents.Source) map[string]replay.Subagent {
 		}
 		s, err := openSubagent(sub)
 		if err != nil {
-			cli.Warnf(io.Stderr, name, "%s: the subagent of tool call %s (%s): %v: not shown", src.Path, sub.ToolUseID, sub.From, err)
+			cli.Warnf(proc.Stderr, name, "%s: the subagent of tool call %s (%s): %v: not shown", src.Path, sub.ToolUseID, sub.From, err)
 			continue
 		}
 		out[sub.ToolUseID] = replay.Subagent{Agent: sub.AgentID, From: sub.From, Session: s, Path: currentPath(s)}
@@ -314,8 +313,8 @@ func currentPath(s *replay.Session) []int32 {
 
 // headerOrigin is the "origin" of a session's header line (SPEC §11): what
 // it was imported from.
-func headerOrigin(r goio.ReaderAt, size int64) gjson.Result {
-	line, _ := bufio.NewReaderSize(goio.NewSectionReader(r, 0, size), 64<<10).ReadSlice('\n')
+func headerOrigin(r io.ReaderAt, size int64) gjson.Result {
+	line, _ := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 64<<10).ReadSlice('\n')
 	return gjson.GetBytes(line, "origin")
 }
 
@@ -324,7 +323,7 @@ func headerOrigin(r goio.ReaderAt, size int64) gjson.Result {
 // origin's parent is its origin's id), and ties each to the Task call of
 // the path whose prompt is the subagent's first prompt, each once, in the
 // store's order (the import keeps no agent id to tie them by).
-func (g *grammar) importedSubagents(io cli.IO, s *replay.Session, path []int32, originID string) map[string]replay.Subagent {
+func (g *grammar) importedSubagents(proc cli.IO, s *replay.Session, path []int32, originID string) map[string]replay.Subagent {
 	type call struct{ id, prompt string }
 	var calls []call
 	s.EachLine(path, func(i int32, line []byte) error {
@@ -339,7 +338,7 @@ func (g *grammar) importedSubagents(io cli.IO, s *replay.Session, path []int32, 
 	if len(calls) == 0 {
 		return nil
 	}
-	st, err := stores.Open(g.Store, io)
+	st, err := stores.Open(g.Store, proc)
 	if err != nil {
 		return nil
 	}
@@ -347,7 +346,7 @@ func (g *grammar) importedSubagents(io cli.IO, s *replay.Session, path []int32, 
 	ctx := context.Background()
 	list, err := st.List(ctx, s.Log.Header.Cwd, false, func(error) {})
 	if err != nil {
-		cli.Warnf(io.Stderr, name, "%s: its subagents: %v: not shown", g.File, err)
+		cli.Warnf(proc.Stderr, name, "%s: its subagents: %v: not shown", g.File, err)
 		return nil
 	}
 	out := map[string]replay.Subagent{}
@@ -410,7 +409,7 @@ func firstPrompt(s *replay.Session, path []int32) string {
 
 // warn reports on stderr what the reader skipped, and returns 1 when a
 // corrupt or unfinished line cut the reading short (SPEC §5).
-func warn(w goio.Writer, label string, l *scan.Log, size int64) int {
+func warn(w io.Writer, label string, l *scan.Log, size int64) int {
 	code := exitcode.OK
 	switch {
 	case size == 0:

@@ -10,7 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	goio "io"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -59,7 +59,7 @@ const manifestName = ".panto-site.json"
 // store and per log at the agents' places (the registry's), rendered only
 // when its source changed since the last run; pages of sources gone are
 // removed; the index is rewritten only when it changes.
-func (g *grammar) site(io cli.IO, out *bufio.Writer) (int, error) {
+func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 	if g.File != "" || g.Format != "" || g.Info || g.Tree || g.Leaf != "" || g.Get != "" {
 		return 0, exitcode.Usagef("--site DIR writes pages of every session: give no file, --format, --info, --tree or --leaf")
 	}
@@ -79,7 +79,7 @@ func (g *grammar) site(io cli.IO, out *bufio.Writer) (int, error) {
 	// The sources: the logs at every agent's places, then the store's
 	// sessions (an import of a log already listed is that log).
 	var sources []string
-	for _, place := range agents.Places(agents.Unknown, io.Getenv) {
+	for _, place := range agents.Places(agents.Unknown, proc.Getenv) {
 		catalog.WalkWith(place, agents.IsLogPath, func(p string, err error) error {
 			if err == nil {
 				sources = append(sources, p)
@@ -87,11 +87,11 @@ func (g *grammar) site(io cli.IO, out *bufio.Writer) (int, error) {
 			return nil
 		})
 	}
-	st, err := stores.Open(g.Store, io)
+	st, err := stores.Open(g.Store, proc)
 	if err != nil {
 		return 0, err
 	}
-	list, err := st.List(context.Background(), io.Cwd, true, func(error) {})
+	list, err := st.List(context.Background(), proc.Cwd, true, func(error) {})
 	st.Close()
 	if err != nil {
 		return 0, exitcode.Failuref("site: list the sessions: %v", err)
@@ -99,7 +99,7 @@ func (g *grammar) site(io cli.IO, out *bufio.Writer) (int, error) {
 	for _, s := range list {
 		sources = append(sources, s.Path)
 	}
-	_, from, _ := pricing.ForFlag(g.Pricing, io.Getenv, func(string) {})
+	_, from, _ := pricing.ForFlag(g.Pricing, proc.Getenv, func(string) {})
 	var entries, all []siteEntry // the sessions listed; every source (a copy of a listed session too)
 	seen := map[string]bool{}
 	written, kept, failed := 0, 0, 0
@@ -123,10 +123,10 @@ func (g *grammar) site(io cli.IO, out *bufio.Writer) (int, error) {
 				continue
 			}
 		}
-		e, err = g.sitePage(io, src, filepath.Join(dir, page))
+		e, err = g.sitePage(proc, src, filepath.Join(dir, page))
 		if err != nil {
 			failed++
-			cli.Warnf(io.Stderr, name, "site: %s: %v: left out", src, err)
+			cli.Warnf(proc.Stderr, name, "site: %s: %v: left out", src, err)
 			continue
 		}
 		e.Source, e.Size, e.ModTime, e.Page = src, size, mod, page
@@ -169,22 +169,22 @@ func (g *grammar) site(io cli.IO, out *bufio.Writer) (int, error) {
 			args = append(args, "--pricing", g.Pricing)
 		}
 		var rep, errs bytes.Buffer
-		cio := io
+		cio := proc
 		cio.Stdout, cio.Stderr, cio.Stdin = &rep, &errs, strings.NewReader("")
 		if code := costcmd.RunLinked(append(args, paths...), cio, links); code == exitcode.OK || code == exitcode.Findings {
-			if _, err := writeIfChanged(filepath.Join(dir, "cost.html"), func(w goio.Writer) error { _, err := w.Write(rep.Bytes()); return err }); err == nil {
+			if _, err := writeIfChanged(filepath.Join(dir, "cost.html"), func(w io.Writer) error { _, err := w.Write(rep.Bytes()); return err }); err == nil {
 				report = true
 			}
 		} else {
-			cli.Warnf(io.Stderr, name, "site: the cost report: %s", strings.TrimSpace(errs.String()))
+			cli.Warnf(proc.Stderr, name, "site: the cost report: %s", strings.TrimSpace(errs.String()))
 		}
 	}
-	changed, err := writeIfChanged(filepath.Join(dir, "index.html"), func(w goio.Writer) error { return writeIndex(w, entries, from, report) })
+	changed, err := writeIfChanged(filepath.Join(dir, "index.html"), func(w io.Writer) error { return writeIndex(w, entries, from, report) })
 	if err != nil {
 		return 0, exitcode.Failuref("site: %v", err)
 	}
 	if b, err := json.MarshalIndent(all, "", " "); err == nil {
-		writeIfChanged(filepath.Join(dir, manifestName), func(w goio.Writer) error { _, err := w.Write(b); return err })
+		writeIfChanged(filepath.Join(dir, manifestName), func(w io.Writer) error { _, err := w.Write(b); return err })
 	}
 	idx := "index unchanged"
 	if changed {
@@ -208,15 +208,15 @@ func (e siteEntry) key() string {
 
 // sitePage renders src's page into path (written beside it and renamed
 // over it) and returns what it says.
-func (g *grammar) sitePage(io cli.IO, src, path string) (siteEntry, error) {
+func (g *grammar) sitePage(proc cli.IO, src, path string) (siteEntry, error) {
 	var sum replay.PageSummary
 	sub := grammar{File: src, Format: "html", Pricing: g.Pricing, Store: g.Store, summary: &sum}
 	var errs bytes.Buffer
-	sio := io
+	sio := proc
 	sio.Stderr = &errs
 	sio.Stdin = strings.NewReader("")
 	var e siteEntry
-	_, err := writeIfChanged(path, func(w goio.Writer) error {
+	_, err := writeIfChanged(path, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
 		if _, err := sub.run(sio, bw); err != nil {
 			return err
@@ -237,7 +237,7 @@ func (g *grammar) sitePage(io cli.IO, src, path string) (siteEntry, error) {
 // writeIfChanged writes what fn writes to path, atomically (a file beside
 // it, renamed over it), unless path already holds exactly that; it says
 // whether it wrote.
-func writeIfChanged(path string, fn func(goio.Writer) error) (bool, error) {
+func writeIfChanged(path string, fn func(io.Writer) error) (bool, error) {
 	var b bytes.Buffer
 	if err := fn(&b); err != nil {
 		return false, err
@@ -299,7 +299,7 @@ type indexProject struct {
 
 // writeIndex writes the site's index: the sessions by project (the
 // project of the newest session first), newest first in each.
-func writeIndex(w goio.Writer, entries []siteEntry, prices string, report bool) error {
+func writeIndex(w io.Writer, entries []siteEntry, prices string, report bool) error {
 	byCwd := map[string]*indexProject{}
 	var projects []*indexProject
 	total := pricing.Zero()

@@ -123,8 +123,8 @@ func Session(ctx context.Context, st store.Store, getenv func(string) string, ar
 // SessionArg is Session for a command's argument, its errors said: an
 // ambiguous id is exit 2 with the candidates; an id no session has, exit 2
 // saying where it was looked for.
-func SessionArg(ctx context.Context, st store.Store, io cli.IO, arg string) (string, error) {
-	p, err := Session(ctx, st, io.Getenv, arg)
+func SessionArg(ctx context.Context, st store.Store, proc cli.IO, arg string) (string, error) {
+	p, err := Session(ctx, st, proc.Getenv, arg)
 	var amb *store.AmbiguousError
 	var nf *store.NotFoundError
 	switch {

@@ -26,12 +26,12 @@ import (
 // Open opens the store the --store flag names, else PANTO_STORE,
 // else the file store. A URL that names no store is a usage error; a
 // store that cannot be reached, an operational one.
-func Open(flag string, io cli.IO) (store.Store, error) {
+func Open(flag string, proc cli.IO) (store.Store, error) {
 	url := flag
 	if url == "" {
-		url = io.Getenv("PANTO_STORE")
+		url = proc.Getenv("PANTO_STORE")
 	}
-	s, err := store.Open(url, io.Getenv)
+	s, err := store.Open(url, proc.Getenv)
 	switch {
 	case errors.Is(err, store.ErrBadURL):
 		return nil, exitcode.New(exitcode.Usage, err)

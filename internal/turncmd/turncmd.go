@@ -60,24 +60,24 @@ func Main() int {
 }
 
 // Run runs panto-turn with args.
-func Run(ctx context.Context, args []string, io cli.IO) int {
+func Run(ctx context.Context, args []string, proc cli.IO) int {
 	var g grammar
-	_, code, done := cli.Parse(name, "Run one streamed provider turn: message lines in, one assistant message line out.", &g, args, io, nil)
+	_, code, done := cli.Parse(name, "Run one streamed provider turn: message lines in, one assistant message line out.", &g, args, proc, nil)
 	if done {
 		return code
 	}
-	reply, err := g.run(ctx, io)
+	reply, err := g.run(ctx, proc)
 	if reply != nil {
 		line := append(reply.JSON(), '\n')
-		if _, werr := io.Stdout.Write(line); werr != nil && !cli.IsBrokenPipe(werr) {
-			return cli.Fail(io.Stderr, name, exitcode.New(exitcode.Failure, werr))
+		if _, werr := proc.Stdout.Write(line); werr != nil && !cli.IsBrokenPipe(werr) {
+			return cli.Fail(proc.Stderr, name, exitcode.New(exitcode.Failure, werr))
 		}
 		if err != nil {
-			cli.Warnf(io.Stderr, name, "%v: printed the partial reply", err)
+			cli.Warnf(proc.Stderr, name, "%v: printed the partial reply", err)
 			return exitcode.Findings
 		}
 	}
-	return cli.Fail(io.Stderr, name, err)
+	return cli.Fail(proc.Stderr, name, err)
 }
 
 func (g *grammar) config(getenv func(string) string) (provider.Config, error) {
@@ -160,8 +160,8 @@ func (g *grammar) config(getenv func(string) string) (provider.Config, error) {
 	return cfg, nil
 }
 
-func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
-	cfg, err := g.config(io.Getenv)
+func (g *grammar) run(ctx context.Context, proc cli.IO) (*provider.Reply, error) {
+	cfg, err := g.config(proc.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 		if cfg.Provider == provider.Offline && cfg.Model == "" {
 			cfg.Model = provider.OfflineModel
 		}
-		_, err := fmt.Fprintf(io.Stdout, "%s %s\n", cfg.Provider, cfg.Model)
+		_, err := fmt.Fprintf(proc.Stdout, "%s %s\n", cfg.Provider, cfg.Model)
 		return nil, err
 	}
 	if g.UserFile != "" {
@@ -189,9 +189,9 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 		g.User = string(b)
 	}
 	var conv []provider.Message
-	if g.User == "" || !cli.IsTerminal(io.Stdin) {
-		cli.StdinHint(io, name, "message lines (the conversation)")
-		if conv, err = readConversation(io.Stdin); err != nil {
+	if g.User == "" || !cli.IsTerminal(proc.Stdin) {
+		cli.StdinHint(proc, name, "message lines (the conversation)")
+		if conv, err = readConversation(proc.Stdin); err != nil {
 			if errors.Is(err, session.ErrInvalidMsg) {
 				return nil, exitcode.Usagef("%v", err)
 			}
@@ -204,7 +204,7 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 	if len(conv) == 0 {
 		return nil, exitcode.Usagef("no conversation on stdin: give message lines (panto-replay FILE | panto-turn) or --user TEXT")
 	}
-	system, err := g.system(io.Getenv)
+	system, err := g.system(proc.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -212,10 +212,10 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
 	defer cancel()
 	cfg.HTTP = &http.Client{}
-	show := g.Stream == "stderr" || g.Stream == "auto" && cli.IsTerminal(io.Stderr)
+	show := g.Stream == "stderr" || g.Stream == "auto" && cli.IsTerminal(proc.Stderr)
 	var d *display
 	if show {
-		d = &display{w: bufio.NewWriter(io.Stderr), color: io.Getenv("NO_COLOR") == "" && io.Getenv("TERM") != "dumb" && cli.IsTerminal(io.Stderr)}
+		d = &display{w: bufio.NewWriter(proc.Stderr), color: proc.Getenv("NO_COLOR") == "" && proc.Getenv("TERM") != "dumb" && cli.IsTerminal(proc.Stderr)}
 		cfg.OnDelta = d.delta
 	}
 	var reply *provider.Reply
@@ -247,7 +247,7 @@ func (g *grammar) run(ctx context.Context, io cli.IO) (*provider.Reply, error) {
 	}
 	if summary != nil {
 		line := append(store.CompactionLine(summary.Summary, g.FirstKept, summary.TokensBefore, store.CompactionRequest(reply.JSON())), '\n')
-		if _, err := io.Stdout.Write(line); err != nil && !cli.IsBrokenPipe(err) {
+		if _, err := proc.Stdout.Write(line); err != nil && !cli.IsBrokenPipe(err) {
 			return nil, exitcode.New(exitcode.Failure, err)
 		}
 		return nil, nil
