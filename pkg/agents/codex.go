@@ -538,11 +538,15 @@ func (c *converter) codexBody(e *Entry, p *pending) []byte {
 	return c.buf
 }
 
-// billed is a service tier as a Reply's Mode: "" for the standard one.
+// billed is a service tier as a Reply's Mode: "" for the standard one;
+// "fast", OpenAI's new name for priority processing (a request may say
+// either), is billed at the priority prices.
 func billed(tier string) string {
 	switch tier {
 	case "default", "auto", "standard":
 		return ""
+	case "fast":
+		return "priority"
 	}
 	return tier
 }
