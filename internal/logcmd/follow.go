@@ -33,6 +33,7 @@ type followOpts struct {
 	to     string
 	roots  []string
 	agents bool          // other agents' logs, converted (import); else panto sessions (push)
+	files  store.Files   // push: the store of the sessions followed
 	from   agents.Format // import: the format, or Unknown to sniff each file
 	force  bool          // cut entries of a session that its changed file or log lacks
 	once   bool          // one pass, then exit
@@ -467,7 +468,7 @@ func (c *pushCmd) follow(st store.Store, proc cli.IO, out *bufio.Writer) error {
 		}
 		roots = []string{base}
 	}
-	return follow(followOpts{to: c.To, roots: roots, force: c.Force, once: c.Once, json: c.JSON, poll: c.Poll}, proc, out)
+	return follow(followOpts{to: c.To, roots: roots, files: fs, force: c.Force, once: c.Once, json: c.JSON, poll: c.Poll}, proc, out)
 }
 
 // follow runs import --follow (or --once).

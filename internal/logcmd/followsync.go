@@ -14,7 +14,6 @@ import (
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/agents"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
@@ -79,7 +78,7 @@ type content struct {
 
 // syncSession follows a panto session file.
 func (f *follower) syncSession(ctx context.Context, t *tracked) error {
-	r, err := filestore.OpenRead(t.path)
+	r, err := f.o.files.OpenFile(t.path)
 	if err != nil {
 		return err
 	}
@@ -185,7 +184,7 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 					if theirs > 0 {
 						return fmt.Errorf("%w: the log changed, and session %s holds %d entries after its entry %d that the log does not (appended since the import?): not cut (--force cuts them, into panto_cuts)", errNotFollowed, c.id, theirs, sh.Entries)
 					}
-				case !more && !cutAside(t.path, sh): // a copy that lags behind the database: left alone
+				case !more && !f.cutAside(t.path, sh): // a copy that lags behind the database: left alone
 					return fmt.Errorf("%w: it holds %d entries of session %s, the database %d: a copy behind the database? nothing written (push --status shows it)", errNotFollowed, sh.Entries, c.id, sh.Have)
 				case more && !f.o.force:
 					// The database holds entries beyond where the file parts
@@ -388,9 +387,6 @@ func hasLineAt(r io.ReaderAt, size, off int64) (bool, error) {
 	return term, err
 }
 
-// cutAside reports whether panto-log truncate cut the file where it
-// leaves the database: a cut saved beside it starts with the first entry
-// the database holds beyond the file.
 // unexplained counts the entries session id holds beyond those the file
 // at path shares with it (sh) that are neither a follower's (the position
 // pos still describes the database's session up to them) nor a line of a
@@ -404,8 +400,8 @@ func (f *follower) unexplained(ctx context.Context, id, path string, sh store.Sh
 		return 0, nil
 	}
 	cut := map[string]bool{} // length and SHA-256 of every line of the file's cuts
-	for _, n := range filestore.Cuts(path) {
-		r, err := filestore.OpenRead(n)
+	for _, n := range f.o.files.Cuts(path) {
+		r, err := f.o.files.OpenFile(n)
 		if err != nil {
 			continue
 		}
@@ -429,10 +425,12 @@ func (f *follower) unexplained(ctx context.Context, id, path string, sh store.Sh
 	return n, nil
 }
 
-func cutAside(path string, sh store.Share) bool {
-	names := filestore.Cuts(path)
-	for _, n := range names {
-		r, err := filestore.OpenRead(n)
+// cutAside reports whether panto-log truncate cut the file where it
+// leaves the database: a cut saved beside it starts with the first entry
+// the database holds beyond the file.
+func (f *follower) cutAside(path string, sh store.Share) bool {
+	for _, n := range f.o.files.Cuts(path) {
+		r, err := f.o.files.OpenFile(n)
 		if err != nil {
 			continue
 		}

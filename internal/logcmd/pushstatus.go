@@ -10,7 +10,6 @@ import (
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
@@ -66,7 +65,7 @@ func (c *pushCmd) status(ctx context.Context, st store.Store, proc cli.IO, out i
 				}
 				return nil
 			}
-			s, err := statusOf(ctx, db, all, path)
+			s, err := statusOf(ctx, fs, db, all, path)
 			if err != nil {
 				failed = err
 				cli.Errorf(proc.Stderr, name, "%s: %v", path, err)
@@ -106,8 +105,8 @@ func (c *pushCmd) status(ctx context.Context, st store.Store, proc cli.IO, out i
 }
 
 // statusOf compares one session file with the database.
-func statusOf(ctx context.Context, db store.Follower, all map[string]store.Followed, path string) (sessionStatus, error) {
-	r, err := filestore.OpenRead(path)
+func statusOf(ctx context.Context, fs store.Files, db store.Follower, all map[string]store.Followed, path string) (sessionStatus, error) {
+	r, err := fs.OpenFile(path)
 	if err != nil {
 		return sessionStatus{}, err
 	}

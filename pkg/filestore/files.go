@@ -175,3 +175,15 @@ var _ store.Files = (*Files)(nil)
 
 // BaseDir is the sessions base (SPEC §4), where the store keeps its files.
 func (fs *Files) BaseDir() (string, error) { return fs.Env.BaseDir() }
+
+// OpenFile opens the session file at path to follow it (OpenRead).
+func (fs *Files) OpenFile(path string) (store.File, error) {
+	r, err := OpenRead(path)
+	if err != nil {
+		return nil, err // not a nil *Reader in an interface
+	}
+	return r, nil
+}
+
+// Cuts names the cuts saved beside the session file at path (Cuts).
+func (fs *Files) Cuts(path string) []string { return Cuts(path) }

@@ -89,6 +89,30 @@ type Files interface {
 	Store
 	// BaseDir is the sessions base (SPEC §4).
 	BaseDir() (string, error)
+	// OpenFile opens the session file at path as a follower reads it:
+	// without blocking on a FIFO, its writer's lock tested, its size
+	// learned again as it grows.
+	OpenFile(path string) (File, error)
+	// Cuts names the copies that cuts of the session file at path set
+	// aside (panto-log truncate, a repair), in the order of their names.
+	Cuts(path string) []string
+}
+
+// File is a session file of a Files store opened to follow it.
+type File interface {
+	Reader
+	// Regular reports whether it is a regular file (not a FIFO, a device).
+	Regular() bool
+	// Dev and Ino are the file's identity: a name given to another file
+	// is a new one.
+	Dev() uint64
+	Ino() uint64
+	// SizeNow is the file's size now (Size: when it was opened).
+	SizeNow() (int64, error)
+	// Locked reports whether a writer holds the file's lock now: tested,
+	// never waited for. A writer holds it while its batch is not yet
+	// durable.
+	Locked() (bool, error)
 }
 
 // Reader is a session opened to read: its bytes as a session file has
