@@ -17,9 +17,12 @@ import (
 // (the filter box, times in the reader's zone) runs under the page's CSP,
 // allowed by its hash, and nothing a log holds runs: a Claude Code
 // session whose prompt and directory are attacks is listed with them as
-// text. Screenshots at 1280 and 390 px.
+// text. Times are shown in the reader's zone on the index and the
+// session's page (the browser runs in Asia/Tokyo: 10:20 UTC is 19:20
+// there), by the pages' one script each. Screenshots at 1280 and 390 px.
 func TestBrowserSite(t *testing.T) {
 	chromium(t)
+	t.Setenv("TZ", "Asia/Tokyo") // the browser's zone: UTC+9, no summer time
 	home := t.TempDir()
 	attack := `<script>document.title='PWNED';document.documentElement.setAttribute('data-pwned','1')</script><img src=x onerror="document.title='PWNED'">`
 	str := func(s string) string { return string(rawjson.AppendString(nil, s)) }
@@ -74,14 +77,40 @@ func TestBrowserSite(t *testing.T) {
 	}
 	// The script ran: the time is in the reader's zone, its UTC form its
 	// tooltip.
-	if !strings.Contains(dom, `title="2026-02-10T10:20:01Z"`) {
+	if !strings.Contains(dom, `<time datetime="2026-02-10T10:20:01Z" title="2026-02-10T10:20:01Z">2026-02-10 19:20 UTC+09:00</time>`) {
 		t.Error("the index's script did not run (no time in the reader's zone)")
 	}
 	browse(t, index, "--window-size=1280,900", "--screenshot="+artifact(t, "site-1280.png"))
 	browse(t, index, "--window-size=390,900", "--screenshot="+artifact(t, "site-390.png"))
 	p := filepath.Join(site, string(page[1]))
-	pdom := browse(t, p, "--dump-dom")
+	praw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(praw, []byte("<script")); n != 1 {
+		t.Fatalf("the session's page holds %d script tags, want its own one", n)
+	}
+	if !bytes.Contains(praw, []byte(`<time datetime="2026-02-10T10:20:00Z">2026-02-10 10:20:00 UTC</time>`)) {
+		t.Error("the session's page does not say its times in UTC for a reader without scripts")
+	}
+	pdom, pmsgs := console(t, p)
+	if len(pmsgs) > 0 {
+		t.Errorf("the session's page wrote to the console (a blocked script?): %v", pmsgs)
+	}
 	if strings.Contains(pdom, `data-pwned="1"`) || strings.Contains(pdom, `<img src="x"`) {
 		t.Error("the attack became part of the session's page")
 	}
+	if m := titleRe.FindStringSubmatch(pdom); m == nil || !strings.HasPrefix(m[1], "panto session ") || strings.Contains(m[1], "PWNED") {
+		t.Fatalf("the session's title changed: %v", m)
+	}
+	for _, want := range []string{
+		`<time datetime="2026-02-10T10:20:00Z" title="2026-02-10T10:20:00Z">2026-02-10 19:20:00 UTC+09:00</time>`, // a message
+		`<time datetime="2026-02-10T10:20:01Z" title="2026-02-10T10:20:01Z">2026-02-10 19:20 UTC+09:00</time>`,    // the summary's span
+	} {
+		if !strings.Contains(pdom, want) {
+			t.Errorf("the session's page does not show %s (its script did not run?)", want)
+		}
+	}
+	browse(t, p, "--window-size=1280,900", "--screenshot="+artifact(t, "site-session-1280.png"))
+	browse(t, p, "--window-size=390,900", "--screenshot="+artifact(t, "site-session-390.png"))
 }

@@ -132,7 +132,7 @@ func TestBrowserTranscriptLayout(t *testing.T) {
 	dom := browse(t, p, "--dump-dom")
 	for _, want := range []string{
 		`<section class="summary" aria-label="summary">`, "<h2>Review the **parser** and tell me what `Scan` does</h2>", "<dd>claude</dd>", "<code>anthropic/claude-x</code>",
-		"2026-04-25 17:40 – 2026-04-25 19:00 UTC (1h20m0s)", "2 prompts, 2 replies; 3 of the agent's own messages folded", `<a href="#e-c5c5c5c5">And the index? Keep it short.</a>`,
+		`<time datetime="2026-04-25T17:40:16Z">2026-04-25 17:40 UTC</time> – <time datetime="2026-04-25T19:00:20Z">2026-04-25 19:00 UTC</time> (1h20m0s)`, "2 prompts, 2 replies; 3 of the agent's own messages folded", `<a href="#e-c5c5c5c5">And the index? Keep it short.</a>`,
 		"<h3>Deep Analysis</h3>", "<strong>three</strong>", "<em>parallel</em>", "<code>256 KiB</code>", "<th>stage</th>",
 		"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b&gt;raw&lt;/b&gt;", `<span class="target">(https://example.test/scan?a=1&amp;b=2)</span>`,
 		"javascript:alert(1)", "// &lt;not a tag&gt;", `<article class="user internal" id="e-c1c1c1c1">`, "The agent's own message &lt;system-reminder&gt;",

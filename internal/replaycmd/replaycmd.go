@@ -45,6 +45,9 @@ type grammar struct {
 	session string              // the session of a log that holds several: FILE#SESSION
 	summary *replay.PageSummary // for --site: what a page says of its session
 	origin  string              // for --site: the agent and id a log's header names ("" for panto's own)
+	// for --site: the page shows times in the reader's zone (its one
+	// script, allowed by its hash)
+	localTimes bool
 }
 
 // Main runs panto-replay in this process.
@@ -193,7 +196,7 @@ func (g *grammar) run(proc cli.IO, out *bufio.Writer) (int, error) {
 		} else if origin := headerOrigin(r, size); origin.Get("agent").Str == "claude" && origin.Get("id").Str != "" && g.File != "" && g.File != "-" {
 			o.Subagents = g.importedSubagents(proc, s, path, origin.Get("id").Str)
 		}
-		o.Summary = g.summary
+		o.Summary, o.LocalTimes = g.summary, g.localTimes
 		err = s.WriteHTML(out, path, o)
 		if g.summary != nil {
 			if og := headerOrigin(r, size); og.Get("id").Str != "" {

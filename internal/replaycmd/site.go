@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -210,7 +209,7 @@ func (e siteEntry) key() string {
 // over it) and returns what it says.
 func (g *grammar) sitePage(proc cli.IO, src, path string) (siteEntry, error) {
 	var sum replay.PageSummary
-	sub := grammar{File: src, Format: "html", Pricing: g.Pricing, Store: g.Store, summary: &sum}
+	sub := grammar{File: src, Format: "html", Pricing: g.Pricing, Store: g.Store, summary: &sum, localTimes: true}
 	var errs bytes.Buffer
 	sio := proc
 	sio.Stderr = &errs
@@ -268,21 +267,20 @@ func writeIfChanged(path string, fn func(io.Writer) error) (bool, error) {
 }
 
 // indexScript is the index's one script: the filter box, and times in
-// the reader's zone. The page's CSP allows it by its hash, and nothing
-// else: the titles it filters are text the page escaped.
-const indexScript = `(function(){
+// the reader's zone (replay.TimeScript, as on the session pages). The
+// page's CSP allows it by its hash, and nothing else: the titles it
+// filters are text the page escaped.
+const indexScript = filterScript + "\n" + replay.TimeScript
+
+const filterScript = `(function(){
 var q=document.getElementById("q"),rows=document.querySelectorAll("tr[data-s]"),groups=document.querySelectorAll("section.project"),n=document.getElementById("shown");
 function f(){var t=q.value.toLowerCase(),c=0;rows.forEach(function(r){var m=r.getAttribute("data-s").indexOf(t)>=0;r.hidden=!m;if(m)c++;});
 groups.forEach(function(g){g.hidden=!g.querySelector("tr[data-s]:not([hidden])");});n.textContent=c;}
 q.addEventListener("input",f);
-document.querySelectorAll("time[datetime]").forEach(function(e){var d=new Date(e.getAttribute("datetime"));if(!isNaN(d)){e.textContent=d.toLocaleString([], {year:"numeric",month:"2-digit",day:"2-digit",hour:"2-digit",minute:"2-digit"});e.title=e.getAttribute("datetime");}});
 })();`
 
 // IndexCSP allows the index's script by its hash and nothing else.
-var IndexCSP = func() string {
-	h := sha256.Sum256([]byte(indexScript))
-	return "default-src 'none'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-}()
+var IndexCSP = replay.ScriptCSP(indexScript)
 
 type indexRow struct {
 	Page, Agent, Title, Search, Time, TimeText, Cost string

@@ -2,6 +2,8 @@ package replay
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -31,6 +33,11 @@ type HTMLOptions struct {
 	// Summary, when set, is filled with what the page's summary says: a
 	// site's index lists it.
 	Summary *PageSummary
+	// LocalTimes puts TimeScript in the page, allowed by its hash in the
+	// page's CSP (and no other script): each time is shown in the
+	// reader's zone, its UTC form the tooltip. Without it (and with
+	// scripts off) the times are UTC, and the page has no script.
+	LocalTimes bool
 }
 
 // PageSummary is what a transcript page says of its session, for an index.
@@ -56,6 +63,26 @@ type Subagent struct {
 // page made of it runs nothing and loads nothing (SPEC §12).
 const PageCSP = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
+// TimeScript rewrites each <time datetime=…> of a page into the reader's
+// zone ("2026-02-10 19:20:01 UTC+09:00"), the UTC time it said kept as
+// its tooltip; seconds are shown when the UTC text showed them. It reads
+// only the attribute, which the page wrote from a parsed time, and sets
+// text, never markup. With scripts off the UTC text stays.
+const TimeScript = `(function(){function p(n){return(n<10?"0":"")+n}
+document.querySelectorAll("time[datetime]").forEach(function(e){var s=e.getAttribute("datetime"),d=new Date(s);if(isNaN(d))return;
+var o=-d.getTimezoneOffset(),a=Math.abs(o),t=d.getFullYear()+"-"+p(d.getMonth()+1)+"-"+p(d.getDate())+" "+p(d.getHours())+":"+p(d.getMinutes());
+if(/:[0-9][0-9]:[0-9][0-9]/.test(e.textContent))t+=":"+p(d.getSeconds());
+e.textContent=t+" UTC"+(o?(o<0?"-":"+")+p(Math.floor(a/60))+":"+p(a%60):"");e.title=s;});})();`
+
+// ScriptCSP is PageCSP allowing script, by its SHA-256, and no other.
+func ScriptCSP(script string) string {
+	h := sha256.Sum256([]byte(script))
+	return strings.Replace(PageCSP, "script-src 'none'", "script-src 'sha256-"+base64.StdEncoding.EncodeToString(h[:])+"'", 1)
+}
+
+// timeCSP is the CSP of a page that carries TimeScript.
+var timeCSP = ScriptCSP(TimeScript)
+
 // foldLines is how many lines a tool's result or input may have before it
 // is folded.
 const foldLines = 12
@@ -73,6 +100,12 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	}
 	h := s.Log.Header
 	page := pageData{CSP: PageCSP, ID: clean(h.ID), Cwd: clean(h.Cwd), Created: clean(h.Timestamp), Entries: len(s.Log.Nodes), OnPath: len(path), Branch: clean(o.Branch), Priced: o.Prices != nil}
+	if t, err := time.Parse(time.RFC3339Nano, h.Timestamp); err == nil {
+		page.Created, page.CreatedAt = t.UTC().Format("2006-01-02 15:04:05 UTC"), isoTime(t)
+	}
+	if o.LocalTimes {
+		page.CSP = timeCSP
+	}
 	if len(path) > 0 {
 		page.Leaf = s.Log.ID(path[len(path)-1])
 	}
@@ -112,7 +145,7 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 							total.Title = t
 						}
 						if len(total.Prompts) < tocMax {
-							total.Prompts = append(total.Prompts, promptItem{v.ID, v.Time, t})
+							total.Prompts = append(total.Prompts, promptItem{v.ID, v.Time, v.DateTime, t})
 						} else {
 							total.MorePrompts++ // memory must not grow with the session
 						}
@@ -128,6 +161,9 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	}
 	total.Priced = o.Prices != nil
 	total.Generator = o.Generator
+	if o.LocalTimes {
+		total.Script = template.JS(TimeScript)
+	}
 	total.PricesFrom = clean(o.PricesFrom)
 	if o.Summary != nil {
 		all := total.Cost
@@ -253,8 +289,12 @@ func compactionView(id string, line []byte) *messageView {
 	if e.Get("firstKeptEntryId").Str == "" {
 		note = fmt.Sprintf("Compacted (%d tokens before): from here on the model is sent this summary, then the messages after it.", e.Get("tokensBefore").Int())
 	}
-	return &messageView{ID: clean(id), Role: "compaction", Time: clean(e.Get("timestamp").Str),
+	v := &messageView{ID: clean(id), Role: "compaction", Time: clean(e.Get("timestamp").Str),
 		Blocks: []blockView{{Kind: "text", Text: clean(note)}, summaryBlock(clean(e.Get("summary").Str))}}
+	if t, err := time.Parse(time.RFC3339Nano, e.Get("timestamp").Str); err == nil {
+		v.Time, v.DateTime = t.UTC().Format("2006-01-02 15:04:05 UTC"), isoTime(t)
+	}
+	return v
 }
 
 // summaryBlock is a compaction's summary: folded, rendered as the
@@ -267,15 +307,20 @@ func summaryBlock(t string) blockView {
 	return b
 }
 
+// isoTime is t as a <time> element's datetime: UTC, to the second (or
+// the millisecond it has).
+func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.999Z07:00") }
+
 type pageData struct {
-	CSP, ID, Cwd, Created, Leaf, Branch string
-	Entries, OnPath                     int
-	Priced                              bool
+	CSP, ID, Cwd, Created, CreatedAt, Leaf, Branch string
+	Entries, OnPath                                int
+	Priced                                         bool
 }
 
 type messageView struct {
 	ID, Role, Time, Stamp, StampChange, Stop string
-	Internal                                 bool // only the agent's own messages, no words of the user
+	DateTime                                 string // Time as a <time> element's datetime ("" when it did not parse)
+	Internal                                 bool   // only the agent's own messages, no words of the user
 	Usage                                    []usageItem
 	Cost                                     string // "" when not priced
 	CostUnknown                              bool
@@ -312,6 +357,7 @@ type totals struct {
 	Priced                                                   bool
 	Generator                                                string
 	PricesFrom                                               string
+	Script                                                   template.JS // TimeScript, when the page carries it
 
 	// What the summary at the top of the page says (written at the end,
 	// as the page streams, and shown first by its style).
@@ -328,7 +374,7 @@ type totals struct {
 	SubCost               pricing.Cost
 }
 
-type promptItem struct{ ID, Time, Title string }
+type promptItem struct{ ID, Time, DateTime, Title string }
 
 // tocMax is the most prompts the table of contents lists.
 const tocMax = 500
@@ -352,13 +398,16 @@ func (t totals) Duration() string {
 	return d.String()
 }
 
-// Span is when the session ran: its first and last message, UTC.
-func (t totals) Span() string {
+// Span is when the session ran: its first and last message, UTC, each a
+// <time> element (nil when the messages carry no times).
+func (t totals) Span() []spanTime {
 	if t.first.IsZero() {
-		return ""
+		return nil
 	}
-	return t.first.UTC().Format("2006-01-02 15:04") + " – " + t.last.UTC().Format("2006-01-02 15:04") + " UTC"
+	return []spanTime{{isoTime(t.first), t.first.UTC().Format("2006-01-02 15:04 UTC")}, {isoTime(t.last), t.last.UTC().Format("2006-01-02 15:04 UTC")}}
 }
+
+type spanTime struct{ At, Text string }
 
 // CostText is the total's cost, exact, or its known part and a mark.
 func (t totals) CostText() string {
@@ -411,7 +460,7 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 	if ts := gjson.GetBytes(line, "timestamp").Str; ts != "" {
 		v.Time = clean(ts)
 		if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
-			v.Time = t.UTC().Format("2006-01-02 15:04:05 UTC")
+			v.Time, v.DateTime = t.UTC().Format("2006-01-02 15:04:05 UTC"), isoTime(t)
 			if total.first.IsZero() || t.Before(total.first) {
 				total.first = t
 			}
@@ -709,13 +758,13 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 <h1>Session <code>{{.ID}}</code></h1>
 <dl class="info">
 <dt>Directory</dt><dd><code>{{.Cwd}}</code></dd>
-<dt>Created</dt><dd>{{.Created}}</dd>
+<dt>Created</dt><dd>{{if .CreatedAt}}<time datetime="{{.CreatedAt}}">{{.Created}}</time>{{else}}{{.Created}}{{end}}</dd>
 <dt>Shown</dt><dd>{{plural .OnPath "entry" "entries"}} of {{.Entries}}, to {{if .Branch}}the branch ending at <code>{{.Branch}}</code>{{else}}the current leaf <code>{{.Leaf}}</code>{{end}}</dd>
 </dl>
 </header>
 <main>
 {{end}}{{define "message"}}<article class="{{.Role}}{{if .Internal}} internal{{end}}" id="e-{{.ID}}">
-<div class="meta"><span class="role">{{if .Internal}}agent's own message{{else}}{{.Role}}{{end}}</span>{{if .Time}}<time>{{.Time}}</time>{{end}}{{if .Stamp}}<span class="stamp">{{.Stamp}}</span>{{end}}{{if .StampChange}}<span class="change">model changed from {{.StampChange}}</span>{{end}}{{if .Stop}}<span>stop: {{.Stop}}</span>{{end}}<span>id {{.ID}}</span></div>
+<div class="meta"><span class="role">{{if .Internal}}agent's own message{{else}}{{.Role}}{{end}}</span>{{if .DateTime}}<time datetime="{{.DateTime}}">{{.Time}}</time>{{else if .Time}}<time>{{.Time}}</time>{{end}}{{if .Stamp}}<span class="stamp">{{.Stamp}}</span>{{end}}{{if .StampChange}}<span class="change">model changed from {{.StampChange}}</span>{{end}}{{if .Stop}}<span>stop: {{.Stop}}</span>{{end}}<span>id {{.ID}}</span></div>
 {{range .Blocks}}{{if eq .Kind "text"}}<div class="text">{{range pieces .Text}}{{.}}{{end}}</div>
 {{else if eq .Kind "md"}}<div class="md">{{.HTML}}</div>
 {{else if eq .Kind "internal"}}<details class="internal"><summary>The agent's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>
@@ -745,18 +794,19 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 <dl class="info">
 <dt>Agent</dt><dd>{{.Agent}}</dd>
 {{if .Models}}<dt>Models</dt><dd>{{range $i, $m := .Models}}{{if $i}}, {{end}}<code>{{$m}}</code>{{end}}</dd>{{end}}
-{{if .Span}}<dt>When</dt><dd>{{.Span}}{{with .Duration}} ({{.}}){{end}}</dd>{{end}}
+{{if .Span}}<dt>When</dt><dd>{{range $i, $t := .Span}}{{if $i}} – {{end}}<time datetime="{{$t.At}}">{{$t.Text}}</time>{{end}}{{with .Duration}} ({{.}}){{end}}</dd>{{end}}
 <dt>Turns</dt><dd>{{plural .PromptCount "prompt" "prompts"}}, {{plural .Replies "reply" "replies"}}{{if .InternalFolded}}; {{.InternalFolded}} of the agent's own messages folded{{end}}</dd>
 {{if .Priced}}<dt>Cost</dt><dd class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</dd>{{end}}{{if .Subagents}}
 <dt>Subagents</dt><dd class="subagents">{{plural .Subagents "conversation" "conversations"}} (under their calls), {{plural .SubReplies "reply" "replies"}}{{if .Priced}}, cost {{.SubCostText}}; with the session's, {{.AllCostText}}{{end}}</dd>{{end}}
 </dl>
-{{if gt .PromptCount 1}}<details class="toc"{{if le .PromptCount 12}} open{{end}}><summary>The prompts ({{.PromptCount}})</summary><ol>{{range .Prompts}}<li><a href="#e-{{.ID}}">{{.Title}}</a>{{if .Time}} <span class="meta">{{.Time}}</span>{{end}}</li>{{end}}</ol>{{if .MorePrompts}}<p class="meta">… and {{.MorePrompts}} more, not listed.</p>{{end}}</details>{{end}}
+{{if gt .PromptCount 1}}<details class="toc"{{if le .PromptCount 12}} open{{end}}><summary>The prompts ({{.PromptCount}})</summary><ol>{{range .Prompts}}<li><a href="#e-{{.ID}}">{{.Title}}</a>{{if .DateTime}} <span class="meta"><time datetime="{{.DateTime}}">{{.Time}}</time></span>{{else if .Time}} <span class="meta">{{.Time}}</span>{{end}}</li>{{end}}</ol>{{if .MorePrompts}}<p class="meta">… and {{.MorePrompts}} more, not listed.</p>{{end}}</details>{{end}}
 </section>
 <footer>
 <p>{{plural .Replies "reply" "replies"}}{{if .NoUsage}}, {{.NoUsage}} without usage{{end}}: input {{.Input}}, output {{.Output}} (reasoning {{.Reas}}), cache read {{.CacheRead}}, cache write {{.CacheWrite}} (1h {{.CacheWrite1h}}){{if .Priced}}; cost <span class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</span>{{end}}.</p>
 {{if and .Priced .PricesFrom}}<p>Prices: {{.PricesFrom}}.</p>
 {{end}}{{if .Generator}}<p>{{.Generator}}</p>{{end}}
 </footer>
-</body>
+{{if .Script}}<script>{{.Script}}</script>
+{{end}}</body>
 </html>
 {{end}}`
