@@ -147,6 +147,9 @@ func (f *finder) reset(p *prefilter, b []byte) {
 }
 
 func (f *finder) nextByte(i int) int {
+	if i >= len(f.b) { // the run's rare byte would be past the end
+		return -1
+	}
 	if f.nl != -1 && f.nl < i {
 		f.nl = -2
 	}
