@@ -13,6 +13,11 @@ import (
 // WriteMarkdown prints the path as a readable transcript: a heading per
 // message with its role (and, for replies, model, stop reason and usage),
 // text as is, thinking folded in <details>, tool calls and results fenced.
+// The agent's own messages are folded in <details> too, as the page folds
+// them: its instructions (a system or developer message: a Codex
+// transcript opened with a screen of its permission instructions), the
+// context it sends as a user message (session.Internal: a
+// <system-reminder>, AGENTS.md), and a compaction's summary.
 // Every string of the log is shown with its control characters escaped
 // (package tty): a transcript goes to a terminal, where a reply's escape
 // sequence would set the title or write the clipboard.
@@ -52,7 +57,19 @@ func (s *Session) WriteMarkdown(w io.Writer, path []int32) error {
 		msg.Get("content").ForEach(func(_, c gjson.Result) bool {
 			switch c.Get("type").Str {
 			case "text":
-				p.put(tty.Text(textField(c, "text")), "\n\n")
+				t := textField(c, "text")
+				switch {
+				case n.Role == session.System && strings.TrimSpace(t) != "":
+					p.fold("the agent's instructions ("+plural(lines(t), "line", "lines")+")", t)
+				case n.Role == session.User && session.Internal(t):
+					what := "the agent's own message"
+					if tag := internalTag(t); tag != "" {
+						what += " " + tty.Line(tag)
+					}
+					p.fold(what+" ("+plural(lines(t), "line", "lines")+"), not the user's words", t)
+				default:
+					p.put(tty.Text(t), "\n\n")
+				}
 			case "thinking":
 				p.put("<details><summary>thinking</summary>\n\n", tty.Text(textField(c, "thinking")), "\n\n</details>\n\n")
 			case "redactedThinking":
@@ -85,8 +102,10 @@ func (s *Session) markdownCompaction(w io.Writer, i int32) error {
 	if c.FirstKeptEntryID == "" {
 		kept = "nothing before it kept"
 	}
-	_, err = fmt.Fprintf(w, "## compaction · %d tokens before · %s\n\n%s\n\n", c.TokensBefore, kept, tty.Text(c.Summary))
-	return err
+	p := pieceWriter{w: w}
+	p.put(fmt.Sprintf("## compaction · %d tokens before · %s\n\n", c.TokensBefore, kept))
+	p.fold("the summary ("+plural(lines(c.Summary), "line", "lines")+")", c.Summary)
+	return p.err
 }
 
 func usageText(u gjson.Result) string {
@@ -111,6 +130,12 @@ func (p *pieceWriter) put(ss ...string) {
 			_, p.err = io.WriteString(p.w, s)
 		}
 	}
+}
+
+// fold writes text folded in <details> under summary (a line of
+// plain text), and a blank line after.
+func (p *pieceWriter) fold(summary, text string) {
+	p.put("<details><summary>", summary, "</summary>\n\n", tty.Text(strings.TrimSuffix(text, "\n")), "\n\n</details>\n\n")
 }
 
 // fence writes text in a code fence longer than any run of backticks in
