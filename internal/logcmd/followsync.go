@@ -227,14 +227,14 @@ func (f *follower) commitAll(ctx context.Context, t *tracked, c content) (err er
 			if err != nil {
 				return err
 			}
-			k := session.Classify(line).Kind
-			if k == session.KindCorrupt || k == session.KindHeader {
-				more, err := hasLineAt(c.r, c.size, off+int64(len(line))+1)
+			if k := session.Classify(line).Kind; k == session.KindCorrupt || k == session.KindHeader {
+				n := int(entries) + len(batch) + 2
+				d, err := scan.DamageAt(c.r, c.size, n, off, line, k)
 				if err != nil {
 					return err
 				}
-				if more || k == session.KindHeader {
-					return fmt.Errorf("%w: damaged at line %d (byte %d): nothing from there on committed; run panto-fsck %s", errNotFollowed, entries+int64(len(batch))+2, off, t.path)
+				if d.Verdict == scan.Damaged {
+					return fmt.Errorf("%w: damaged at line %d (byte %d): nothing from there on committed; run panto-fsck %s", errNotFollowed, n, off, t.path)
 				}
 				break // a torn tail: never sent; the writer cuts it
 			}

@@ -131,7 +131,7 @@ func statusOf(ctx context.Context, fs store.Files, db store.Follower, all map[st
 			}
 			s.Session = c.ID
 		} else if c.Kind == session.KindCorrupt || c.Kind == session.KindHeader {
-			if more, _ := hasLineAt(r, r.Size(), off+int64(len(line))+1); more || c.Kind == session.KindHeader {
+			if d, _ := scan.DamageAt(r, r.Size(), n+1, off, line, c.Kind); d.Verdict == scan.Damaged {
 				s.State = "damaged"
 			}
 			break

@@ -335,8 +335,10 @@ func appendable(r store.Reader, l *scan.Log, name string) error {
 	if err != nil {
 		return fmt.Errorf("agent: read %s: %w", name, err)
 	}
-	if all.CorruptMid {
-		return fmt.Errorf("%w: %s: line %d is not valid JSON, and entries follow it: run panto-fsck", store.ErrNeedsFsck, name, all.Corrupt[0].Line)
+	if d := all.Damage(); d.Verdict == scan.Damaged && len(all.Headers) > 0 {
+		return fmt.Errorf("%w: %s: a second session header at line %d: run panto-fsck", store.ErrNeedsFsck, name, d.At.Line)
+	} else if d.Verdict == scan.Damaged {
+		return fmt.Errorf("%w: %s: line %d is not valid JSON, and entries follow it: run panto-fsck", store.ErrNeedsFsck, name, d.At.Line)
 	}
 	return nil
 }

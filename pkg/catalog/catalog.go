@@ -109,10 +109,8 @@ func damage(l *scan.Log) string {
 	switch {
 	case !l.HeaderOK:
 		return "no valid header"
-	case len(l.Headers) > 0:
-		return l.Headers[0].String()
-	case l.CorruptMid:
-		return l.Corrupt[0].String()
+	case l.Damage().Verdict == scan.Damaged:
+		return l.Damage().At.String()
 	}
 	return ""
 }

@@ -294,10 +294,8 @@ func writable(path string, l *scan.Log) error {
 		return fmt.Errorf("%w: %s: line 1 is not a session header", store.ErrNeedsFsck, path)
 	case l.Header.Version > session.Version:
 		return fmt.Errorf("%w: %s is format version %d; this panto writes version %d", store.ErrNewerVersion, path, l.Header.Version, session.Version)
-	case len(l.Headers) > 0:
-		return fmt.Errorf("%w: %s: %s", store.ErrNeedsFsck, path, l.Headers[0])
-	case l.CorruptMid:
-		return fmt.Errorf("%w: %s: %s", store.ErrNeedsFsck, path, l.Corrupt[0])
+	case l.Damage().Verdict == scan.Damaged:
+		return fmt.Errorf("%w: %s: %s", store.ErrNeedsFsck, path, l.Damage().At)
 	}
 	return nil
 }

@@ -116,8 +116,8 @@ func check(r io.Reader, busy func() bool, reuse *Analysis) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.Log, a.Size, a.good = l, l.Size, l.Good
-	if a.bom && a.headerOK { // the scan counts that line as corrupt
+	a.Log, a.Size, a.good = l, l.Size, l.Damage().Good // a torn tail starts there
+	if a.bom && a.headerOK {                           // the scan counts that line as corrupt
 		a.good = max(a.good, int64(len(a.first))+4) // the BOM, the line, its "\n"
 	}
 	a.header(l)

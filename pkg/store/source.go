@@ -29,7 +29,7 @@ func CheckSource(src Source, what string) (*scan.Log, error) {
 		return nil, fmt.Errorf("%w: %s: the session id %q is not a UUID", ErrNeedsFsck, what, l.Header.ID)
 	case l.Header.Version > session.Version:
 		return nil, fmt.Errorf("%w: %s is format version %d", ErrNewerVersion, what, l.Header.Version)
-	case len(l.Corrupt) > 0 && l.Corrupt[0].Off < l.Good, len(l.Headers) > 0:
+	case l.Damage().Verdict == scan.Damaged:
 		return nil, fmt.Errorf("%w: %s is damaged before its end", ErrNeedsFsck, what)
 	case len(l.DupIDs) > 0:
 		return nil, fmt.Errorf("%w: %s repeats entry id %s", ErrNeedsFsck, what, l.DupIDs[0].ID)

@@ -66,7 +66,7 @@ func read(t *testing.T, st store.Store, name string) ([]byte, *scan.Log) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !l.HeaderOK || len(l.Corrupt)+len(l.Invalid)+len(l.Dangling)+len(l.DupIDs) > 0 || l.Torn() {
+	if !l.HeaderOK || l.Damage().Verdict != scan.Clean || len(l.Corrupt)+len(l.Invalid)+len(l.Dangling)+len(l.DupIDs) > 0 {
 		t.Fatalf("%s is not clean: %+v", name, l)
 	}
 	return b, l
