@@ -156,7 +156,12 @@ func readHeadOC(line []byte) ocHead {
 var ocRunEvents = map[string]bool{"step_start": true, "step_finish": true, "text": true, "tool_use": true, "reasoning": true, "error": true}
 
 func ocRunEvent(l gjson.Result) bool {
-	return ocRunEvents[l.Get("type").Str] && l.Get("part").IsObject() && l.Get("sessionID").Type == gjson.String
+	if l.Get("sessionID").Type != gjson.String || !ocRunEvents[l.Get("type").Str] {
+		return false
+	}
+	// A part, or an error of the session (a run that failed, perhaps
+	// before any step: its only event).
+	return l.Get("part").IsObject() || l.Get("type").Str == "error" && l.Get("error").Exists()
 }
 
 // ocDatabase reads an opencode.db: the session c.src.Session names, else

@@ -267,6 +267,8 @@ func (c *converter) ocStream() error {
 	var cur *ocMessage
 	where := map[string]int{} // part id → its index in cur.parts: an update replaces it
 	var errs []string
+	var errAt int64 // the first error's time and line, for errors no part follows
+	errLine := 0
 	flush := func() error {
 		if cur == nil {
 			return nil
@@ -312,6 +314,9 @@ func (c *converter) ocStream() error {
 		part := l.Get("part")
 		if !part.IsObject() {
 			if l.Get("type").Str == "error" {
+				if len(errs) == 0 {
+					errAt, errLine = l.Get("timestamp").Int(), n
+				}
 				errs = append(errs, ocError(l.Get("error")))
 				continue
 			}
@@ -343,6 +348,11 @@ func (c *converter) ocStream() error {
 	}
 	if s == nil {
 		return ErrNotALog
+	}
+	if cur == nil && len(errs) > 0 {
+		// Errors after the last part (or with no part at all: the run
+		// failed before its first step) end a reply of their own, shown.
+		cur = &ocMessage{id: fmt.Sprintf("error-line-%d", errLine), created: errAt, raw: errLine}
 	}
 	return flush()
 }
