@@ -752,25 +752,45 @@ var lineFormats = map[agents.Format]bool{agents.Claude: true, agents.Codex: true
 func (w *worker) converted(size int64) error {
 	var line []byte
 	n := 0
+	several := w.meta.Format == agents.OpenCode // a file that may hold several sessions (a database)
+	passed, skip, why := false, false, ""       // a session of those filtered out: its entries passed by
 	_, _, err := agents.Read(agents.Source{Path: w.meta.Path, R: w.f, Size: size}, w.meta.Format, agents.Options{Content: true},
 		func(h *agents.Header) error {
 			w.meta.Session, w.meta.Cwd = strings.Clone(h.Origin.ID), strings.Clone(h.Cwd)
+			if several {
+				// Each session's title is its first prompt (as list
+				// --all's): a file that holds several has no title of
+				// its own to read.
+				w.meta.Title, w.titled, w.meta.Model = "", true, ""
+			}
+			skip = false
 			if w.opt.Skip != nil {
-				if why := w.opt.Skip(&w.meta); why != "" {
-					w.j.skip = why
-					return errSkipped
+				if why = w.opt.Skip(&w.meta); why != "" {
+					skip = true
 				}
 			}
-			if !w.fileFilter() {
-				w.j.skip = "filtered"
+			if !skip && !w.fileFilter() {
+				skip, why = true, "filtered"
+			}
+			switch {
+			case skip && !several:
+				w.j.skip = why
 				return errSkipped
+			case !skip:
+				passed = true
 			}
 			return nil
 		},
 		func(e *agents.Entry) error {
+			if skip {
+				return nil
+			}
 			n++
 			if w.meta.Model == "" && e.Model != "" {
 				w.meta.Model = strings.Clone(e.Model)
+			}
+			if several && w.meta.Title == "" && e.Role == "user" && len(e.Body) > 0 {
+				w.meta.Title = agents.TitleOf(append(append([]byte(`{"type":"message","message":`), e.Body...), '}'), agents.Unknown)
 			}
 			line = e.AppendLine(line[:0])
 			if p := w.q.pre; p != nil && (p.byRun() && !holds(line, p.run, p.fold) || !p.candidate(line)) {
@@ -781,6 +801,9 @@ func (w *worker) converted(size int64) error {
 		})
 	if errors.Is(err, errSkipped) {
 		return nil
+	}
+	if err == nil && several && !passed && why != "" {
+		w.j.skip = why // every session filtered out: the file is
 	}
 	return err
 }
