@@ -137,7 +137,7 @@ func (g *grammar) inputs(st store.Store, proc cli.IO, args []string, since, unti
 				send(&job{label: name, err: openError(err, name)})
 				return errStop
 			}
-			if id, ok := identity(f); ok {
+			if id, ok := identity(f); ok && !oneOfSeveral(name) {
 				if read[id] {
 					f.Close()
 					return nil
@@ -319,4 +319,11 @@ func (s *skipped) add(o skipped) {
 	s.noTime += o.noTime
 	s.foreign += o.foreign
 	s.badSessions += o.badSessions
+}
+
+// oneOfSeveral reports whether name is one session of a log that holds
+// several (DB#SESSION): the file's other sessions may be read too.
+func oneOfSeveral(name string) bool {
+	_, _, ok := catalog.SplitSession(name)
+	return ok
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/stores"
+	"github.com/panto-dev/panto/pkg/agents"
+	"github.com/panto-dev/panto/pkg/catalog"
 
 	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
@@ -37,9 +39,36 @@ func (c *exportCmd) run(ctx context.Context, st store.Store, out io.Writer) erro
 		return storeError(err, c.Session)
 	}
 	defer r.Close()
+	if _, _, ok := catalog.SplitSession(name); ok {
+		// One session of a database (an OpenCode DB#SESSION): no bytes
+		// of its own to copy; its panto session, as an import writes it.
+		return exportConverted(name, r, out)
+	}
 	w := &wholeLines{w: out}
 	if _, err := io.Copy(w, r); err != nil {
 		return exitcode.Failuref("export %s: %v", c.Session, err)
+	}
+	return nil
+}
+
+// exportConverted writes the panto session of the one session r's log
+// holds under name (DB#SESSION).
+func exportConverted(name string, r store.Reader, out io.Writer) error {
+	ra, ok := r.(io.ReaderAt)
+	if !ok {
+		return exitcode.Failuref("export %s: not a file", name)
+	}
+	f, err := agents.Sniff(ra, r.Size())
+	if err != nil {
+		return exitcode.Failuref("export %s: %v", name, err)
+	}
+	tmp, n, _, err := agents.Convert(agents.Source{Path: name, R: ra, Size: r.Size()}, f)
+	if err != nil {
+		return stores.ErrorOf(err, name, stores.Read)
+	}
+	defer tmp.Close()
+	if _, err := io.Copy(out, io.NewSectionReader(tmp, 0, n)); err != nil {
+		return exitcode.Failuref("export %s: %v", name, err)
 	}
 	return nil
 }

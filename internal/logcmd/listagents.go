@@ -24,7 +24,7 @@ func inPlace(list []store.Summary, proc cli.IO, agent string) []store.Summary {
 	for _, s := range list {
 		if s.Agent != "" && s.Agent != "panto" {
 			if id := stores.OriginOf(s.Path); id != "" {
-				imported[id] = true
+				imported[strings.ToLower(id)] = true
 			}
 		}
 	}
@@ -43,7 +43,7 @@ func inPlace(list []store.Summary, proc cli.IO, agent string) []store.Summary {
 				return nil
 			}
 			for _, s := range describeLog(p) {
-				if (agent == "" || s.Agent == agent) && !imported[s.ID] {
+				if (agent == "" || s.Agent == agent) && !imported[strings.ToLower(s.ID)] {
 					list = append(list, s)
 				}
 			}

@@ -45,16 +45,23 @@ func Session(ctx context.Context, st store.Store, getenv func(string) string, ar
 		return "", exitcode.Usagef("%q: give at least %d characters of a session id (or a file)", arg, MinPrefix)
 	}
 	prefix := strings.ToLower(arg)
+	has := func(id string) bool { return id != "" && strings.HasPrefix(strings.ToLower(id), prefix) }
 	type found struct {
 		id, path string
-		imported bool
+		rank     int // an import over a log's session, a database's over another copy of it
 	}
-	matches := map[string]found{} // by the session: an import and its log are one
-	take := func(key, id, path string, imported bool) {
-		if f, ok := matches[key]; ok && f.imported && !imported {
+	const (
+		inLog = iota // a log of one session
+		inDB         // a session of a database (OpenCode's: preferred to its storage/ tree's copy)
+		imported
+	)
+	matches := map[string]found{} // by the session (its id, any case): an import and its log are one
+	take := func(id, path string, rank int) {
+		key := strings.ToLower(id)
+		if f, ok := matches[key]; ok && f.rank > rank {
 			return
 		}
-		matches[key] = found{id, path, imported}
+		matches[key] = found{id, path, rank}
 	}
 	base, err := catalog.EnvFrom(getenv).BaseDir()
 	if err == nil {
@@ -63,17 +70,42 @@ func Session(ctx context.Context, st store.Store, getenv func(string) string, ar
 				id := catalog.IDFromPath(p)
 				origin := originID(p)
 				switch {
-				case origin != "" && (strings.HasPrefix(origin, prefix) || strings.HasPrefix(id, prefix)):
-					take(origin, origin, p, true)
-				case strings.HasPrefix(id, prefix):
-					take(id, id, p, true)
+				case origin != "" && (has(origin) || has(id)):
+					take(origin, p, imported)
+				case has(id):
+					take(id, p, imported)
 				}
 			}
 		}
 	}
+	// The sessions of the logs that hold several (an OpenCode database),
+	// each named DB#SESSION (catalog.SplitSession), read once.
+	dbs := map[string][]agents.LogSession{}
+	several := func(p string) ([]agents.LogSession, bool) {
+		if list, ok := dbs[p]; ok {
+			return list, list != nil
+		}
+		if !strings.HasSuffix(p, ".db") {
+			return nil, false
+		}
+		list, _ := agents.SessionsIn(p)
+		if list == nil {
+			list = []agents.LogSession{}
+		}
+		dbs[p] = list
+		return list, true
+	}
 	for _, place := range agents.Places(agents.Unknown, getenv) {
 		catalog.WalkWith(place, agents.IsLogPath, func(p string, err error) error {
 			if err != nil {
+				return nil
+			}
+			if list, ok := several(p); ok {
+				for _, s := range list {
+					if has(s.ID) {
+						take(s.ID, p+"#"+s.ID, inDB)
+					}
+				}
 				return nil
 			}
 			id := AgentID(p)
@@ -82,8 +114,8 @@ func Session(ctx context.Context, st store.Store, getenv func(string) string, ar
 				// Gemini CLI chat names 8 characters of it): its header's
 				id = logID(p)
 			}
-			if id != "" && strings.HasPrefix(strings.ToLower(id), prefix) {
-				take(id, id, p, false)
+			if has(id) {
+				take(id, p, inLog)
 			}
 			return nil
 		})
@@ -97,8 +129,16 @@ func Session(ctx context.Context, st store.Store, getenv func(string) string, ar
 				if err != nil {
 					return nil
 				}
-				if id := pantoID(p); id != "" && strings.HasPrefix(id, prefix) {
-					take(id, id, p, false)
+				if list, ok := several(p); ok {
+					for _, s := range list {
+						if has(s.Panto) {
+							take(s.Panto, p+"#"+s.ID, inDB)
+						}
+					}
+					return nil
+				}
+				if id := pantoID(p); has(id) {
+					take(id, p, inLog)
 				}
 				return nil
 			})
@@ -137,8 +177,17 @@ func SessionArg(ctx context.Context, st store.Store, proc cli.IO, arg string) (s
 }
 
 // looksLikeID reports whether s may be (the start of) a session id: hex
-// digits and hyphens.
+// digits and hyphens (a UUID), or an OpenCode id ("ses_" and letters and
+// digits).
 func looksLikeID(s string) bool {
+	if rest, ok := strings.CutPrefix(s, "ses_"); ok || strings.HasPrefix("ses_", s) {
+		for _, c := range rest {
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+				return false
+			}
+		}
+		return s != ""
+	}
 	for _, c := range s {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' || c == '-') {
 			return false
@@ -193,7 +242,7 @@ func originID(path string) string {
 	if err != nil && err != bufio.ErrBufferFull {
 		return ""
 	}
-	return strings.ToLower(gjson.GetBytes(line, "origin.id").Str)
+	return strings.Clone(gjson.GetBytes(line, "origin.id").Str)
 }
 
 var errHeader = errors.New("the header is all that is wanted")

@@ -137,6 +137,9 @@ func EachLog(ctx context.Context, st store.Store, arg string, fn func(string, er
 	}
 	arg = p
 	if _, files := st.(store.Files); files {
+		if _, _, ok := catalog.SplitSession(arg); ok { // one session of a database: DB#SESSION
+			return fn(arg, nil)
+		}
 		taken := 0
 		err := catalog.WalkWith(arg, agents.IsLogPath, func(p string, err error) error {
 			taken++

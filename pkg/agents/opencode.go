@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
@@ -168,8 +170,13 @@ func ocRunEvent(l gjson.Result) bool {
 // every session that has messages, each as a session of its own (a header,
 // then its entries).
 func (c *converter) ocDatabase() error {
-	only := c.src.Session
-	path, cleanup, err := dbPath(c.src.Path, c.src.R, c.src.Size)
+	only, path := c.src.Session, c.src.Path
+	if file, id, ok := catalog.SplitSession(path); ok && only == "" {
+		// DB#SESSION: the session an id names (SPEC §15, one id)
+		only, path = id, file
+	}
+	label := path // the user's file, the origin's path
+	path, cleanup, err := dbPath(path, c.src.R, c.src.Size)
 	if err != nil {
 		return err
 	}
@@ -218,7 +225,7 @@ func (c *converter) ocDatabase() error {
 		if err != nil {
 			return err
 		}
-		s.path = c.src.Path
+		s.path = label
 		if err := c.ocEmit(s); err != nil {
 			return err
 		}
@@ -290,6 +297,53 @@ func ocSessions(path string) ([]string, error) {
 		ids[i] = s.id
 	}
 	return ids, nil
+}
+
+// LogSession is one session of a log that holds several.
+type LogSession struct {
+	ID    string // the agent's own id (an OpenCode "ses_…")
+	Panto string // panto's id of it: its conversion's (and import's) header id
+}
+
+// SessionsIn lists the sessions of the log at path when it holds several
+// (an OpenCode database), with the ids panto gives them; nil for a log of
+// one session.
+func SessionsIn(path string) ([]LogSession, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if !IsSQLite(head[:n]) {
+		return nil, nil
+	}
+	d, err := openOpenCode(path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	if err := d.checkSchema(); err != nil {
+		return nil, err
+	}
+	list, err := d.sessions("")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LogSession, len(list))
+	for i, s := range list {
+		first := s.created
+		if first <= 0 { // as ocEmit: the first message's time
+			d.db.QueryRow(`SELECT MIN(time_created) FROM message WHERE session_id = ?`, s.id).Scan(&first)
+		}
+		ts := msTime(first)
+		if ts == "" {
+			ts = session.Timestamp(time.Unix(0, 0))
+		}
+		out[i] = LogSession{ID: s.id, Panto: sessionID(ts, ocAgent+"\x00"+s.id)}
+	}
+	return out, nil
 }
 
 // Sessions returns the ids of the sessions the log at path holds when it
@@ -818,6 +872,11 @@ func Describe(r io.ReaderAt, size int64, f Format) (string, error) {
 	if named, ok := r.(interface{ Name() string }); ok {
 		path = named.Name()
 	}
+	only := ""
+	if file, id, ok := catalog.SplitSession(path); ok {
+		path, only = file, id
+	}
+	label := path
 	path, cleanup, err := dbPath(path, r, size)
 	if err != nil {
 		return "", err
@@ -825,7 +884,16 @@ func Describe(r io.ReaderAt, size int64, f Format) (string, error) {
 	defer cleanup()
 	ids, err := ocSessions(path)
 	if err != nil {
+		if path != label && label != "" { // a copy of panto's own: the error names the user's file
+			return "", errors.New(strings.ReplaceAll(err.Error(), path, label))
+		}
 		return "", err
+	}
+	if only != "" {
+		if !slices.Contains(ids, only) {
+			return "", fmt.Errorf("%s: no OpenCode session %s with messages in it", label, only)
+		}
+		return fmt.Sprintf("OpenCode session %s of an OpenCode database of %d sessions", only, len(ids)), nil
 	}
 	return fmt.Sprintf("an OpenCode database of %d sessions", len(ids)), nil
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -65,4 +66,22 @@ func IDFromPath(path string) string {
 		return id
 	}
 	return ""
+}
+
+// SplitSession splits FILE#SESSION, one session of a log that holds
+// several (an OpenCode database), into the file and the session's id: ok
+// when path names no file, FILE is a regular file and SESSION is not
+// empty. A file whose name holds a '#' is itself.
+func SplitSession(path string) (file, id string, ok bool) {
+	i := strings.LastIndexByte(path, '#')
+	if i <= 0 || i == len(path)-1 || strings.ContainsRune(path[i+1:], filepath.Separator) {
+		return path, "", false
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return path, "", false
+	}
+	if fi, err := os.Stat(path[:i]); err != nil || !fi.Mode().IsRegular() {
+		return path, "", false
+	}
+	return path[:i], path[i+1:], true
 }

@@ -62,7 +62,7 @@ func (fs *Files) NewName(cwd string) (string, error) {
 }
 
 // Open opens the session file at path to read. What is not a regular file
-// is refused at once, never waited on.
+// is refused at once, never waited on (FILE#SESSION: see OpenRead).
 func (fs *Files) Open(_ context.Context, path string) (store.Reader, error) {
 	r, err := OpenRead(path)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/index"
 )
 
@@ -30,6 +31,16 @@ func OpenRead(path string) (*Reader, error) {
 	fd, err := retry(func() (int, error) {
 		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	})
+	if errors.Is(err, syscall.ENOENT) {
+		// FILE#SESSION, one session of a log that holds several (an
+		// OpenCode database; catalog.SplitSession): FILE, its Name still
+		// FILE#SESSION, so that the log's reader reads that session only.
+		if file, _, ok := catalog.SplitSession(path); ok {
+			fd, err = retry(func() (int, error) {
+				return syscall.Open(file, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+			})
+		}
+	}
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -41,6 +52,9 @@ func OpenRead(path string) (*Reader, error) {
 	r.size, r.regular = r.st.Size, uint32(r.st.Mode)&syscall.S_IFMT == syscall.S_IFREG
 	return r, nil
 }
+
+// Name is the name the file was opened by.
+func (r *Reader) Name() string { return r.name }
 
 // Dev and Ino tell the file apart from every other.
 func (r *Reader) Dev() uint64 { return uint64(r.st.Dev) }
