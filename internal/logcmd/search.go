@@ -338,7 +338,7 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, proc cli.IO, out *b
 	if inFiles {
 		files, err = c.sources(st, proc, warn)
 	} else {
-		files, err = storeSources(ctx, st, proc, warn)
+		files, err = storeSources(ctx, st, q, proc, warn)
 	}
 	if err != nil {
 		return 0, err
@@ -725,17 +725,37 @@ func plural(n int, word string) string {
 
 // storeSources lists the sessions of a database, newest first, each read
 // through the store (SPEC §15: the same hits as a search of the same
-// sessions' files). No index is used yet: each session is read whole.
-func storeSources(ctx context.Context, st store.Store, proc cli.IO, warn func(string, error)) ([]fsearch.File, error) {
+// sessions' files). A store that keeps an index of its entries' text
+// (store.Searcher) gives the sessions that hold a candidate, each read
+// with its candidates only; another store, or a query with nothing for
+// the index to look for (a regexp holding no literal), reads each session
+// whole.
+func storeSources(ctx context.Context, st store.Store, q *fsearch.Query, proc cli.IO, warn func(string, error)) ([]fsearch.File, error) {
 	list, err := st.List(ctx, proc.Cwd, true, func(err error) { warn("", err) })
 	if err != nil {
 		return nil, stores.ErrorOf(err, "", stores.Read)
 	}
+	var cands map[string][]int64
+	idx, indexed := st.(store.Searcher)
+	if needles := q.Needles(); indexed && len(needles) > 0 {
+		if cands, err = idx.Candidates(ctx, needles); err != nil {
+			return nil, stores.ErrorOf(err, "", stores.Read)
+		}
+	} else {
+		indexed = false
+	}
 	files := make([]fsearch.File, 0, len(list))
 	for _, s := range list {
 		name := s.Path
-		files = append(files, fsearch.File{Path: name, Format: agents.Panto, ModTime: s.Modified, Size: s.Size,
-			Open: func() (fsearch.Source, error) { return st.Open(ctx, name) }})
+		open := func() (fsearch.Source, error) { return st.Open(ctx, name) }
+		if indexed {
+			seqs, ok := cands[s.ID]
+			if !ok {
+				continue
+			}
+			open = func() (fsearch.Source, error) { return idx.OpenCandidates(ctx, name, seqs) }
+		}
+		files = append(files, fsearch.File{Path: name, Format: agents.Panto, ModTime: s.Modified, Size: s.Size, Open: open})
 	}
 	return files, nil
 }

@@ -214,7 +214,7 @@ func TestMigrateToExactIDs(t *testing.T) {
 		FROM panto_sessions s JOIN panto_entries e ON e.session = s.id AND e.seq = 2`).Scan(&v, &leaf, &eid, &parent, &response); err != nil {
 		t.Fatal(err)
 	}
-	if v != 4 || string(leaf) != "bbbbbbbb" || string(eid) != "bbbbbbbb" || string(parent) != "aaaaaaaa" || string(response) != "resp_\xff" {
+	if v != SchemaVersion || string(leaf) != "bbbbbbbb" || string(eid) != "bbbbbbbb" || string(parent) != "aaaaaaaa" || string(response) != "resp_\xff" {
 		t.Fatalf("after the migration: version %d, leaf %q, id %q, parent %q, response %q", v, leaf, eid, parent, response)
 	}
 	want := header + "\n" + prompt + "\n" + reply + "\n"

@@ -107,8 +107,14 @@ func Open(ctx context.Context, url string) (*PG, error) {
 		return nil, err
 	}
 	if err := checkSchema(ctx, p.conn); err != nil {
+		err = p.fail("open the schema", err) // said before the close: the store was reached
 		p.conn.Close(ctx)
-		return nil, p.fail("open the schema", err)
+		return nil, err
+	}
+	if err := p.fillSearch(ctx); err != nil {
+		err = p.fail("fill the search index", err)
+		p.conn.Close(ctx)
+		return nil, err
 	}
 	return p, nil
 }

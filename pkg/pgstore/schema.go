@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -12,14 +13,31 @@ import (
 
 // SchemaVersion is the version of the schema this binary reads and
 // writes. A database whose schema is newer is refused, never altered.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations[v] takes a schema of version v-1 to version v, in the
 // transaction that records v; after it, fixups[v] when there is one (what
 // SQL alone cannot do).
-var migrations = map[int]string{2: positionsSchema, 3: exactSchema, 4: exactIDsSchema}
+var migrations = map[int]string{2: positionsSchema, 3: exactSchema, 4: exactIDsSchema, 5: searchSchema}
 
 var fixups = map[int]func(context.Context, pgx.Tx) error{4: exactResponses}
+
+// searchSchema is version 5: each entry's searchable text, indexed by
+// pg_trgm (SPEC §15), written with the entry by every path that writes
+// one (rowOf). The rows already there are filled after the migration, in
+// batches of their own (fillSearch: a big table is not one transaction,
+// and writers go on meanwhile), from the first row on; until a row is
+// filled its text is NULL, and a search reads it whatever it looks for.
+const searchSchema = `
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+ALTER TABLE panto_entries ADD COLUMN search_text text; -- the text a search matches, folded (pkg/search: Text, Fold); NULL: not filled yet, or over 1 MiB
+CREATE INDEX panto_entries_search ON panto_entries USING gin (search_text gin_trgm_ops);
+CREATE INDEX panto_entries_unsearched ON panto_entries (session, seq) WHERE search_text IS NULL;
+-- How far the filling of the rows written before version 5 has come: the
+-- last row filled (NULL: none yet), done when all are.
+CREATE TABLE panto_search_fill (session text COLLATE "C", seq bigint, done boolean NOT NULL);
+INSERT INTO panto_search_fill SELECT NULL, NULL, NOT EXISTS (SELECT FROM panto_entries);
+`
 
 // exactIDsSchema is version 4: the entries' ids, parents and responses and
 // the session's leaf are kept exactly too (an id of invalid UTF-8 or NUL,
@@ -127,6 +145,17 @@ BEGIN
 	END LOOP;
 END $$;
 `
+
+// noTrigrams says what to do when the server cannot make the pg_trgm
+// extension (the role may not, or the server does not have it); nil for
+// another error.
+func noTrigrams(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "pg_trgm") {
+		return nil
+	}
+	return fmt.Errorf("the database cannot have the pg_trgm extension that panto's search index needs (%s): have the database's owner or a superuser run CREATE EXTENSION pg_trgm; in it (its files are in Debian's postgresql-contrib, or postgresql-NN), then run again (nothing was changed)", pe.Message)
+}
 
 // schema is version 1 (the later versions are migrations): sessions, their entries (the exact line beside
 // columns a team can query), and what cuts took away.
@@ -242,6 +271,11 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 // migrateTo takes a schema of version v-1 to v.
 func migrateTo(ctx context.Context, tx pgx.Tx, v int) error {
 	if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+		if v == 5 {
+			if err := noTrigrams(err); err != nil {
+				return err
+			}
+		}
 		return fmt.Errorf("migrate the schema to version %d: %w", v, err)
 	}
 	if fix := fixups[v]; fix != nil {

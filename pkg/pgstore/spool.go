@@ -9,7 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/pkg/search"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
@@ -46,17 +48,18 @@ type row struct {
 	valid                                                         bool
 	crc                                                           int32
 	line                                                          []byte
+	text                                                          *string // searchable, folded (searchText)
 }
 
 // entryColumns are the columns of panto_entries a row fills, in order.
 var entryColumns = []string{"session", "seq", "id", "parent", "type", "role", "ts", "provider", "model",
 	"input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning", "valid", "crc", "line", "response",
-	"id_bytes", "parent_bytes", "response_bytes"}
+	"id_bytes", "parent_bytes", "response_bytes", "search_text"}
 
 func (r *row) values(sessionID string) []any {
 	return []any{sessionID, r.seq, r.id, r.parent, r.typ, r.role, r.ts, r.provider, r.model,
 		r.input, r.output, r.cacheRead, r.cacheWrite, r.cacheWrite1h, r.reasoning, r.valid, r.crc, r.line, r.response,
-		r.idBytes, r.parentBytes, r.responseBytes}
+		r.idBytes, r.parentBytes, r.responseBytes, r.text}
 }
 
 // insertEntry adds one row of entryColumns.
@@ -102,6 +105,32 @@ func optBytes(s string) []byte {
 	return []byte(s)
 }
 
+// TextMax is the longest searchable text an entry's row holds (before
+// folding), and LineMax the longest line whose text is looked for: an
+// entry with more is NULL, and a search reads it whatever it looks for (a
+// trigram index of hundreds of MB of one value is more than a server
+// should be asked to build, and decoding a line of a GB more memory than
+// a writer should take).
+const (
+	TextMax = 1 << 20
+	LineMax = 64 << 20
+)
+
+// searchText is the searchable text of an entry line (SPEC §15: what a
+// search of its file matches, decoded, folded to one letter case), for
+// search_text; nil when over TextMax.
+func searchText(line []byte) *string {
+	if len(line) > LineMax {
+		return nil
+	}
+	t := search.Text(agents.Panto, line)
+	if len(t) > TextMax {
+		return nil
+	}
+	t = search.Fold(t)
+	return &t
+}
+
 // responseID is the key of the response an imported reply was (SPEC §11).
 var responseID = []byte(`"responseId"`)
 
@@ -134,7 +163,7 @@ func sessionRow(id string, header []byte) []any {
 // rowOf reads one entry line (without its "\n") as the format classifies it.
 func rowOf(seq int64, line []byte) (row, session.Line) {
 	c := session.Classify(line)
-	r := row{seq: seq, valid: c.Kind == session.KindMessage || c.Kind == session.KindUnknown, crc: crc(line), line: line}
+	r := row{seq: seq, valid: c.Kind == session.KindMessage || c.Kind == session.KindUnknown, crc: crc(line), line: line, text: searchText(line)}
 	r.id, r.parent, r.typ, r.role = optText(c.ID), optText(c.ParentID), optText(c.Type), optText(c.Role)
 	r.idBytes, r.parentBytes = optBytes(c.ID), optBytes(c.ParentID)
 	if t, err := time.Parse(time.RFC3339Nano, c.Timestamp); err == nil {
