@@ -14,9 +14,10 @@ import (
 type prefilter struct {
 	// run is a run of the needle's bytes that no JSON writer escapes
 	// (lower-case when fold); rare is the index in run of its rarest byte.
-	run  []byte
-	fold bool
-	rare int
+	run   []byte
+	fold  bool
+	rare  int
+	rare2 int // the next rarest (rare itself in a run of one byte)
 	// also are the runs of the query's other words: a candidate line
 	// must hold each of them too.
 	also []runCheck
@@ -56,8 +57,8 @@ func rank(c byte, fold bool) int {
 
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
-// bestRun returns l's run of safe bytes holding its rarest byte, and that
-// byte's index in it (nil when l has no safe byte).
+// bestRun returns l's run of safe bytes holding its rarest byte, that
+// byte's index in it and its rank (nil when l has no safe byte).
 func bestRun(l literal) ([]byte, int, int) {
 	b := []byte(l.text)
 	var best []byte
@@ -89,6 +90,18 @@ func bestRun(l literal) ([]byte, int, int) {
 	return best, bestI, bestR
 }
 
+// second is the index of run's rarest byte but the one at k (k itself
+// in a run of one byte).
+func second(run []byte, k int, fold bool) int {
+	best, bestR := k, 1<<30
+	for i, c := range run {
+		if r := rank(c, fold); i != k && r < bestR {
+			best, bestR = i, r
+		}
+	}
+	return best
+}
+
 // choose makes the prefilter of a query whose words (and regexps'
 // literals) are lits: on the one with the rarest byte; nil when there is
 // nothing to look for first.
@@ -101,7 +114,7 @@ func choose(lits []literal) *prefilter {
 	for _, l := range lits {
 		run, k, r := bestRun(l)
 		if run != nil && r < bestR {
-			p, bestR = &prefilter{run: run, rare: k, fold: l.fold}, r
+			p, bestR = &prefilter{run: run, rare: k, rare2: second(run, k, l.fold), fold: l.fold}, r
 		}
 	}
 	if p == nil {
@@ -128,81 +141,49 @@ func choose(lits []literal) *prefilter {
 // byRun says whether the prefilter looks for a run (else it tests lines).
 func (p *prefilter) byRun() bool { return p.run != nil }
 
-// finder looks for a prefilter's run through one buffer: the positions
-// of the rare byte's two cases found last are kept, so a common case
-// does not make the other be looked for again and again.
+// finder looks for a prefilter's run through one buffer: two of its
+// bytes (the rarest two) at once, both cases of a letter when it folds,
+// and the run verified where both are.
 type finder struct {
 	p      *prefilter
 	b      []byte
-	lo, up byte
-	nl, nu int // next position of lo, up at or after the last search; -1 none; -2 not searched
+	k1, d  int // where the first byte looked for is in the run; the second is d after it
+	c1, c2 byte
+	m1, m2 byte // 0x20 for a letter whose case is aside, else 0
 }
 
 func (f *finder) reset(p *prefilter, b []byte) {
-	c := p.run[p.rare]
-	f.p, f.b, f.lo, f.up, f.nl, f.nu = p, b, c, c, -2, -2
-	if p.fold && isLetter(c) {
-		f.lo, f.up = c|0x20, c&^0x20
+	k1, k2 := p.rare, p.rare2
+	if k2 < k1 {
+		k1, k2 = k2, k1
 	}
-}
-
-func (f *finder) nextByte(i int) int {
-	if i >= len(f.b) { // the run's rare byte would be past the end
-		return -1
+	f.p, f.b, f.k1, f.d = p, b, k1, k2-k1
+	f.c1, f.m1 = p.run[k1], 0
+	f.c2, f.m2 = p.run[k2], 0
+	if p.fold && isLetter(f.c1) {
+		f.c1, f.m1 = f.c1|0x20, 0x20
 	}
-	if f.nl != -1 && f.nl < i {
-		f.nl = -2
+	if p.fold && isLetter(f.c2) {
+		f.c2, f.m2 = f.c2|0x20, 0x20
 	}
-	if f.nl == -2 {
-		if j := bytes.IndexByte(f.b[i:], f.lo); j >= 0 {
-			f.nl = i + j
-		} else {
-			f.nl = -1
-		}
-	}
-	if f.lo == f.up {
-		return f.nl
-	}
-	if f.nu != -1 && f.nu < i {
-		f.nu = -2
-	}
-	if f.nu == -2 {
-		end := len(f.b)
-		if f.nl >= 0 {
-			end = f.nl // only a nearer one matters now
-		}
-		if j := bytes.IndexByte(f.b[i:end], f.up); j >= 0 {
-			f.nu = i + j
-		} else if end == len(f.b) {
-			f.nu = -1
-		} else {
-			return f.nl // not before nl; looked for again past it
-		}
-	}
-	switch {
-	case f.nl < 0:
-		return f.nu
-	case f.nu < 0:
-		return f.nl
-	}
-	return min(f.nl, f.nu)
 }
 
 // next returns the offset of the next place at or after i where the run
 // starts, or -1.
 func (f *finder) next(i int) int {
-	run, k := f.p.run, f.p.rare
-	for {
-		j := f.nextByte(i + k)
+	run := f.p.run
+	for i+len(run) <= len(f.b) {
+		j := indexPair(f.b[i+f.k1:], f.d, f.c1, f.c2, f.m1, f.m2)
 		if j < 0 {
 			return -1
 		}
-		s := j - k
+		s := i + j
 		if s+len(run) <= len(f.b) && hasAt(f.b[s:s+len(run)], run, f.p.fold) {
 			return s
 		}
 		i = s + 1
 	}
+	return -1
 }
 
 // hasAt reports whether b is run (lower-case, when fold: ASCII only).
