@@ -157,7 +157,7 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 	_, st, err := agents.Read(src, f, agents.Options{},
 		func(h *agents.Header) error {
 			r.session, r.project, r.agent = h.ID, h.Cwd, h.Origin.Agent
-			r.origin, r.parent = h.Origin.ID, subagentOf(h.Origin.Agent, h.Origin.Parent)
+			r.origin, r.parent = h.Origin.ID, h.Origin.SubagentOf()
 			if r.needTitle {
 				r.title = agents.Title(src, f)
 			}
@@ -232,7 +232,8 @@ func (r *reader) readPanto(in io.Reader, emit func(*turn) error) error {
 				if a := o.Get("agent"); a.Type == gjson.String {
 					r.agent = a.Str
 				}
-				r.origin, r.parent = o.Get("id").Str, subagentOf(r.agent, o.Get("parent").Str)
+				r.origin = o.Get("id").Str
+				r.parent = agents.Origin{Agent: r.agent, Parent: o.Get("parent").Str, Subagent: o.Get("subagent").Bool()}.SubagentOf()
 			}
 			if c.Version > session.Version {
 				r.warn("%s is format version %d, newer than %d: reading what it understands", r.label, c.Version, session.Version)
@@ -381,9 +382,3 @@ func (r *reader) name(raw []byte) string {
 	r.names[string(raw)] = s
 	return s
 }
-
-// subagentOf is the parent of a session whose origin names one, when the
-// session is a subagent's: a Claude Code subagent transcript. A Codex
-// origin's parent is the session it was forked from: a session of its
-// own, whose cost is not its parent's.
-func subagentOf(agent, parent string) string { return agents.SubagentOf(agent, parent) }

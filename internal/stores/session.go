@@ -198,11 +198,16 @@ func looksLikeID(s string) bool {
 
 // AgentID is the agent's own session id a log's path names: a Claude Code
 // <id>.jsonl, a Codex rollout-<time>-<id>.jsonl, a pi <time>_<id>.jsonl,
-// a Copilot CLI session-state/<id>/events.jsonl; "" when it names none.
+// a Copilot CLI session-state/<id>/events.jsonl, a page of a paged Codex
+// rollout-<time>-<id>_<page>.jsonl (the thread's id, not the page's); ""
+// when it names none.
 func AgentID(path string) string {
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if base == "events" {
 		base = filepath.Base(filepath.Dir(path))
+	}
+	if i := strings.LastIndexByte(base, '_'); strings.HasPrefix(base, "rollout-") && i >= 36 && isUUID(base[i-36:i]) {
+		base = base[:i]
 	}
 	if len(base) >= 36 && isUUID(base[len(base)-36:]) {
 		return strings.ToLower(base[len(base)-36:])

@@ -185,6 +185,20 @@ type Origin struct {
 	ID     string // the source's session id
 	Path   string
 	Parent string // the parent session's id, for a subagent or a fork
+	// Subagent says that Parent names the session that spawned this one
+	// (a Codex sub-agent thread), where the agent's other sessions with a
+	// Parent are forks: its cost is its parent's unless --subagents.
+	Subagent bool
+}
+
+// SubagentOf is the parent of the session o is the origin of when the
+// session is a sub-agent's (the agent's sub-agents, or o marked one), ""
+// else (a fork: a session of its own).
+func (o Origin) SubagentOf() string {
+	if o.Subagent {
+		return o.Parent
+	}
+	return SubagentOf(o.Agent, o.Parent)
 }
 
 func (o Origin) appendJSON(b []byte) []byte {
@@ -197,6 +211,9 @@ func (o Origin) appendJSON(b []byte) []byte {
 	if o.Parent != "" {
 		b = append(b, `,"parent":`...)
 		b = rawjson.AppendString(b, o.Parent)
+	}
+	if o.Subagent {
+		b = append(b, `,"subagent":true`...)
 	}
 	return append(b, '}')
 }

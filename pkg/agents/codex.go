@@ -2,12 +2,18 @@ package agents
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -65,8 +71,13 @@ type codexState struct {
 	queue           []*pending
 	replaying       bool
 	forkTime        time.Time
-	at              string // where the line being read is (converter.at)
-	context         int64  // the tokens of the last request and its reply: a compaction's tokensBefore (-1 unknown)
+	// inherits says the log's counters may carry another's usage: a fork
+	// (its first total holds its parent's), a page read alone; counted
+	// says a token count with usage has been read (a replayed one too).
+	inherits, counted bool
+	at                string // where the line being read is (converter.at)
+	context           int64  // the tokens of the last request and its reply: a compaction's tokensBefore (-1 unknown)
+	root              string // a paged rollout's first page, its origin's path ("" for a rollout of one file)
 	// copying says that the items read are a compaction's replacement
 	// history: no new turn, no usage of their own.
 	copying bool
@@ -75,6 +86,15 @@ type codexState struct {
 
 func (c *converter) codex() error {
 	s := codexState{provider: "openai", model: "unknown", context: -1, systems: map[[32]byte]bool{}}
+	pages, err := codexPages(c.src)
+	if err != nil {
+		return err
+	}
+	if pages != nil {
+		defer pages.close()
+		c.src.R, c.src.Size = pages, pages.size
+		s.root = pages.root
+	}
 	lr := c.newLines()
 	for {
 		n, _, raw, err := c.line(lr)
@@ -125,6 +145,9 @@ func (c *converter) codex() error {
 // (rollout-<time>-<uuid>.jsonl), else the name without ".jsonl": for a
 // rollout with no session_meta first.
 func codexFileID(path string) string {
+	if thread, _, ok := codexPageName(filepath.Base(path)); ok {
+		return thread
+	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	if len(id) > 36 {
 		if _, err := uuid.Parse(id[len(id)-36:]); err == nil {
@@ -138,12 +161,24 @@ func (c *converter) codexMeta(s *codexState, p gjson.Result, ts string) error {
 	if v := p.Get("model_provider").Str; v != "" {
 		s.provider = strings.Clone(v)
 	}
-	h := Header{Timestamp: ts, Cwd: strings.Clone(p.Get("cwd").Str), Origin: Origin{Agent: "codex", ID: strings.Clone(p.Get("id").Str)}}
+	h := Header{Timestamp: ts, Cwd: strings.Clone(p.Get("cwd").Str), Origin: Origin{Agent: "codex", ID: strings.Clone(p.Get("id").Str), Path: s.root}}
 	if t := stamp(p.Get("timestamp").Str); t != "" {
 		h.Timestamp = t
 	}
+	if by := codexSpawner(p); by != "" {
+		// A sub-agent thread (thread_spawn, a review): its cost is its
+		// parent's unless --subagents.
+		h.Origin.Parent, h.Origin.Subagent = strings.Clone(by), true
+	}
+	if s.root == "" && p.Get("history_base").IsObject() {
+		s.inherits = true // a page whose pages before it were not read with it
+		c.stats.add("pages read without the pages before them", 1)
+	}
 	if f := p.Get("forked_from_id").Str; f != "" {
-		h.Origin.Parent = strings.Clone(f)
+		if h.Origin.Parent == "" {
+			h.Origin.Parent = strings.Clone(f)
+		}
+		s.inherits = true
 		s.replaying = true
 		s.forkTime = v7Time(h.Origin.ID)
 		if s.forkTime.IsZero() {
@@ -178,7 +213,11 @@ func (s *codexState) replayEnds(p gjson.Result, ts string) bool {
 func (c *converter) codexLine(s *codexState, n int, ts, typ string, p gjson.Result, raw []byte) error {
 	switch typ {
 	case "session_meta":
-		c.stats.add("replayed session_meta lines not imported", 1)
+		if s.root != "" && p.Get("history_base").IsObject() && p.Get("id").Str == c.hdr.Origin.ID {
+			c.stats.add("pages after the first", 1)
+		} else {
+			c.stats.add("replayed session_meta lines not imported", 1)
+		}
 	case "turn_context":
 		if s.replaying && s.replayEnds(p, ts) {
 			if err := c.flush(s, nil); err != nil {
@@ -234,11 +273,22 @@ func (c *converter) tokenCount(s *codexState, info gjson.Result) error {
 		s.context = last.Get("input_tokens").Int() + last.Get("output_tokens").Int()
 	}
 	var d tokens
+	first := !s.counted
+	s.counted = true
 	switch {
 	case s.replaying:
 		s.base = total
 		c.stats.add("replayed token counts (the parent's usage)", 1)
 		return nil
+	case first && s.inherits:
+		// A fork's first total (a page's read alone) carries its
+		// parent's: its own usage is the request's, the rest the baseline.
+		last := info.Get("last_token_usage")
+		if d = readTokens(last); !last.IsObject() || !total.covers(d) {
+			d = total
+		} else if d != total {
+			c.stats.add("token totals carrying the parent's (a baseline, not counted)", 1)
+		}
 	case total.covers(s.base):
 		d = total.minus(s.base)
 	default: // the total went down: a new baseline
@@ -569,6 +619,7 @@ var codexAgent = &Agent{
 	Line:   func(h *Head) bool { return h.Payload.Exists() && codexTypes[h.Type] },
 	Resume: func(id string) []string { return []string{"codex", "resume", id} },
 	read:   (*converter).codex,
+	part:   codexPassedOver,
 	mark:   []byte(`"user_message"`),
 	prompt: func(l gjson.Result) string {
 		if l.Get("type").Str != "event_msg" || l.Get("payload.type").Str != "user_message" {
@@ -579,3 +630,312 @@ var codexAgent = &Agent{
 }
 
 var codexTypes = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true}
+
+// codexSpawner is the thread that spawned the one a session_meta is of,
+// when it is a sub-agent's: its thread_spawn's parent_thread_id, else the
+// meta's own parent_thread_id; for another sub-agent source (a review)
+// the thread it was forked from, else the tree's session_id. "" for a
+// thread of the user's own (a fork of one too).
+func codexSpawner(p gjson.Result) string {
+	if by := p.Get("source.subagent.thread_spawn.parent_thread_id").Str; by != "" {
+		return by
+	}
+	if by := p.Get("parent_thread_id").Str; by != "" {
+		return by
+	}
+	if !p.Get("source.subagent").Exists() && p.Get("thread_source").Str != "subagent" {
+		return ""
+	}
+	if by := p.Get("forked_from_id").Str; by != "" {
+		return by
+	}
+	if by := p.Get("session_id").Str; by != p.Get("id").Str {
+		return by
+	}
+	return ""
+}
+
+// Paged rollouts. Codex with history_mode "paginated" writes a thread in
+// pages, rollout-<time>-<thread>_<page>.jsonl, each beginning with a
+// session_meta of the thread's id whose history_base names the page it
+// continues (thread_id: that page's id) and the ordinal it starts at
+// (end_ordinal_exclusive); the token counters run on across pages. A
+// thread's pages are one session: read in order as one log (the first
+// page's lines keep the numbers, so the ids, they had when it was the
+// only one), from whichever page is named; a directory walk takes the
+// last page alone (codexPassedOver).
+
+// codexPageName splits the name of a rollout file,
+// rollout-<time>-<thread>[_<page>].jsonl, into its thread id (lower case)
+// and its page ("" for none); ok is false for another name.
+func codexPageName(name string) (thread, page string, ok bool) {
+	stem, found := strings.CutSuffix(name, ".jsonl")
+	if !found || !strings.HasPrefix(stem, "rollout-") {
+		return "", "", false
+	}
+	isThread := func(end int) bool {
+		if end < len("rollout-")+37 || stem[end-37] != '-' {
+			return false
+		}
+		_, err := uuid.Parse(stem[end-36 : end])
+		return err == nil
+	}
+	if i := strings.LastIndexByte(stem, '_'); i > 0 && i < len(stem)-1 && isThread(i) {
+		return strings.ToLower(stem[i-36 : i]), stem[i+1:], true
+	}
+	if isThread(len(stem)) {
+		return strings.ToLower(stem[len(stem)-36:]), "", true
+	}
+	return "", "", false
+}
+
+// codexPage is one page of a paged thread.
+type codexPage struct {
+	name  string // the file's name
+	id    string // the page's id: its name's page, else the thread's
+	base  string // the page it continues (history_base.thread_id), "" for the first
+	start int64  // the ordinal it starts at
+}
+
+// PageMissingError is a paged Codex rollout one of whose pages is not
+// beside the others: the thread is not read (its pages would join in the
+// wrong place, and its import change when the page came back). It is
+// ErrNotALog to errors.Is: the file is passed by, said, exit 1.
+type PageMissingError struct {
+	Path, Thread, Page, Base string
+}
+
+func (e *PageMissingError) Error() string {
+	if e.Page == "" {
+		return fmt.Sprintf("a paged Codex rollout missing its first pages (thread %s: the first page here continues page %s, which is not beside it; put it back beside the others)", e.Thread, e.Base)
+	}
+	return fmt.Sprintf("a paged Codex rollout missing a page (thread %s: page %s continues page %s, which is not beside it; put it back beside the others)", e.Thread, e.Page, e.Base)
+}
+
+func (e *PageMissingError) Is(target error) bool { return target == ErrNotALog }
+
+// codexPages finds the pages of the thread src is a page of, in its
+// directory, and returns them as one log; nil for a rollout of one file
+// (or read from stdin).
+func codexPages(src Source) (*pagesReader, error) {
+	if src.Path == "" || src.Path == "-" {
+		return nil, nil
+	}
+	self := filepath.Base(src.Path)
+	thread, _, ok := codexPageName(self)
+	if !ok {
+		return nil, nil
+	}
+	dir := filepath.Dir(src.Path)
+	names := codexThreadFiles(dir, thread)
+	if len(names) < 2 {
+		return nil, nil
+	}
+	var pages []codexPage
+	for _, name := range names {
+		_, page, _ := codexPageName(name)
+		var first []byte
+		if name == self {
+			first, _ = firstLine(src)
+		} else if f, err := openRegular(filepath.Join(dir, name)); err == nil {
+			if fi, err := f.Stat(); err == nil {
+				first, _ = firstLine(Source{R: f, Size: fi.Size()})
+			}
+			f.Close()
+		}
+		meta := gjson.ParseBytes(first)
+		p := meta.Get("payload")
+		if meta.Get("type").Str != "session_meta" || !strings.EqualFold(p.Get("id").Str, thread) {
+			continue // not a page of the thread (another's, a fork's, no rollout)
+		}
+		pg := codexPage{name: name, id: strings.ToLower(page), base: strings.ToLower(p.Get("history_base.thread_id").Str), start: p.Get("history_base.end_ordinal_exclusive").Int()}
+		if pg.id == "" {
+			pg.id = thread
+		}
+		pages = append(pages, pg)
+	}
+	if len(pages) < 2 {
+		return nil, nil
+	}
+	slices.SortStableFunc(pages, func(a, b codexPage) int {
+		if a.start != b.start {
+			return cmp.Compare(a.start, b.start)
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	if pages[0].base != "" {
+		return nil, &PageMissingError{Path: src.Path, Thread: thread, Base: pages[0].base}
+	}
+	for i := 1; i < len(pages); i++ {
+		if pages[i].base != pages[i-1].id {
+			return nil, &PageMissingError{Path: src.Path, Thread: thread, Page: pages[i].id, Base: pages[i].base}
+		}
+	}
+	r := &pagesReader{root: filepath.Join(dir, pages[0].name)}
+	for i, pg := range pages {
+		var part pagePart
+		if pg.name == self {
+			part.r, part.size = src.R, src.Size
+		} else {
+			f, err := openRegular(filepath.Join(dir, pg.name))
+			if err != nil {
+				r.close()
+				return nil, err
+			}
+			fi, err := f.Stat()
+			if err != nil {
+				f.Close()
+				r.close()
+				return nil, err
+			}
+			r.files = append(r.files, f)
+			part.r, part.size = f, fi.Size()
+		}
+		r.add(part)
+		if last := make([]byte, 1); part.size > 0 && i < len(pages)-1 {
+			if _, err := part.r.ReadAt(last, part.size-1); err == nil && last[0] != '\n' {
+				r.add(pagePart{r: bytes.NewReader([]byte{'\n'}), size: 1}) // a page's last line ends with it
+			}
+		}
+	}
+	return r, nil
+}
+
+// codexThreadFiles lists the rollout files of thread in dir, by name.
+func codexThreadFiles(dir, thread string) []string {
+	var out []string
+	for _, name := range codexDir(dir) {
+		if t, _, ok := codexPageName(name); ok && t == thread {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// codexDirs keeps the names of the last directory listed, while it does
+// not change: a walk asks of each file of a directory in turn.
+var codexDirs struct {
+	sync.Mutex
+	dir   string
+	mod   time.Time
+	names []string
+}
+
+// codexDir returns the names of the rollout files in dir, sorted.
+func codexDir(dir string) []string {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil
+	}
+	codexDirs.Lock()
+	defer codexDirs.Unlock()
+	if codexDirs.dir == dir && codexDirs.mod.Equal(fi.ModTime()) && codexDirs.names != nil {
+		return codexDirs.names
+	}
+	des, _ := os.ReadDir(dir)
+	names := []string{}
+	for _, de := range des {
+		if n := de.Name(); strings.HasPrefix(n, "rollout-") && strings.HasSuffix(n, ".jsonl") {
+			names = append(names, n)
+		}
+	}
+	codexDirs.dir, codexDirs.mod, codexDirs.names = dir, fi.ModTime(), names
+	return names
+}
+
+// codexPassedOver reports whether a directory walk passes the file at path
+// by: a page of a paged rollout with a later page beside it (read with
+// that one, the thread's last).
+func codexPassedOver(path string) bool {
+	name := filepath.Base(path)
+	thread, page, ok := codexPageName(name)
+	if !ok {
+		return false
+	}
+	for _, other := range codexThreadFiles(filepath.Dir(path), thread) {
+		if _, p, _ := codexPageName(other); other > name && (p != "" || page != "") {
+			return true
+		}
+	}
+	return false
+}
+
+// openRegular opens a regular file without waiting (a FIFO is refused).
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return f, nil
+}
+
+// pagesReader reads a thread's pages as one log.
+type pagesReader struct {
+	parts []pagePart
+	size  int64
+	files []*os.File
+	root  string // the first page's path
+}
+
+type pagePart struct {
+	r    io.ReaderAt
+	off  int64 // where it begins in the log
+	size int64
+}
+
+func (r *pagesReader) add(p pagePart) {
+	p.off = r.size
+	r.parts = append(r.parts, p)
+	r.size += p.size
+}
+
+func (r *pagesReader) close() {
+	for _, f := range r.files {
+		f.Close()
+	}
+}
+
+// ReadAt reads the log's bytes at off, across pages.
+func (r *pagesReader) ReadAt(b []byte, off int64) (int, error) {
+	n := 0
+	for _, p := range r.parts {
+		if n == len(b) {
+			break
+		}
+		if off+int64(n) >= p.off+p.size {
+			continue
+		}
+		at := off + int64(n) - p.off
+		k, err := p.r.ReadAt(b[n:min(len(b), n+int(p.size-at))], at)
+		n += k
+		if err != nil && !(errors.Is(err, io.EOF) && at+int64(k) == p.size) {
+			return n, err
+		}
+	}
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Paged reports whether the file at path is a page of a paged Codex
+// rollout with other pages beside it: read through Read, which joins
+// them, never line by line alone (a search's raw scan of one page would
+// miss the others).
+func Paged(path string) bool {
+	name := filepath.Base(path)
+	thread, page, ok := codexPageName(name)
+	if !ok {
+		return false
+	}
+	for _, other := range codexThreadFiles(filepath.Dir(path), thread) {
+		if _, p, _ := codexPageName(other); other != name && (p != "" || page != "") {
+			return true
+		}
+	}
+	return false
+}

@@ -58,6 +58,10 @@ type Agent struct {
 	// is chats/*.json): a walk takes *.jsonl and what a row's Names takes
 	// (IsLogPath). A file named on the command line is read whatever its name.
 	Names func(path string) bool
+	// part reports whether a walk passes the file at path by as part of
+	// a log read from another file (a page of a paged Codex rollout
+	// before its last): nil when every file is a log of its own.
+	part func(path string) bool
 	// early says the row's Line detector is asked before the others': its
 	// logs' first line bears another agent's marks too (Gemini CLI's
 	// "sessionId" is Claude Code's).
@@ -114,6 +118,11 @@ func IsLogPath(path string) bool {
 	name := filepath.Base(path)
 	if strings.HasPrefix(name, ".") {
 		return false
+	}
+	for _, a := range registry {
+		if a.part != nil && a.part(path) {
+			return false
+		}
 	}
 	if strings.HasSuffix(name, ".jsonl") {
 		return true

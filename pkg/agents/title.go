@@ -18,6 +18,12 @@ import (
 // none is found in the first titleLines lines or titleBytes bytes (a
 // bound: a title is never worth reading a whole log).
 func Title(src Source, f Format) string {
+	if f == Codex {
+		if pages, _ := codexPages(src); pages != nil { // a paged rollout's title is its first page's
+			defer pages.close()
+			src.R, src.Size = pages, pages.size
+		}
+	}
 	if a := Of(f); a != nil && a.docList != "" {
 		if first, _, err := firstLineEnd(src); err == nil && !isObject(bytes.TrimSpace(first)) {
 			return docTitle(src, a)

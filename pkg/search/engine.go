@@ -284,7 +284,7 @@ func (w *worker) run(j *job) {
 		return
 	}
 	w.meta = Meta{Path: j.file.Path, Format: format}
-	if !lineFormats[format] {
+	if !lineFormats[format] || format == agents.Codex && j.file.Open == nil && agents.Paged(j.file.Path) { // a paged rollout: its pages read as one
 		j.done = true
 		j.read = size
 		j.err = w.converted(size)
