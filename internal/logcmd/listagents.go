@@ -105,11 +105,22 @@ func describeLog(path string) []store.Summary {
 			rows[i].Modified = t
 		}
 	}
-	if len(rows) == 1 {
+	if len(rows) == 1 && !isDatabase(f) {
+		// A file of one session: its first prompt as Title reads it. A
+		// database has no such line: its session's first prompt, read
+		// above, stays (Title blanked it).
 		rows[0].Title = agents.Title(src, format)
 	}
 	for i := range rows {
 		rows[i].Prompt = rows[i].Title
 	}
 	return rows
+}
+
+// isDatabase reports whether f, open at its start or not, is a SQLite
+// database (an OpenCode opencode.db).
+func isDatabase(f *os.File) bool {
+	var b [16]byte
+	n, _ := f.ReadAt(b[:], 0)
+	return agents.IsSQLite(b[:n])
 }
