@@ -48,6 +48,8 @@ type grammar struct {
 	// for --site: the page shows times in the reader's zone (its one
 	// script, allowed by its hash)
 	localTimes bool
+	pages      *replay.Pages // for --site: a huge session split into pages
+	index      string        // for --site: the index, linked from each page
 }
 
 // Main runs panto-replay in this process.
@@ -196,7 +198,7 @@ func (g *grammar) run(proc cli.IO, out *bufio.Writer) (int, error) {
 		} else if origin := headerOrigin(r, size); origin.Get("agent").Str == "claude" && origin.Get("id").Str != "" && g.File != "" && g.File != "-" {
 			o.Subagents = g.importedSubagents(proc, s, path, origin.Get("id").Str)
 		}
-		o.Summary, o.LocalTimes = g.summary, g.localTimes
+		o.Summary, o.LocalTimes, o.Pages, o.Index = g.summary, g.localTimes, g.pages, g.index
 		err = s.WriteHTML(out, path, o)
 		if g.summary != nil {
 			if og := headerOrigin(r, size); og.Get("id").Str != "" {

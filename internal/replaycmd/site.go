@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +50,28 @@ type siteEntry struct {
 	Pico    int64     `json:"picodollars"`
 	Known   bool      `json:"known"`
 	Priced  bool      `json:"priced"`
+	Pages   int       `json:"pages,omitempty"` // how many pages (0: one, a manifest of before pages were split)
 }
+
+// pageNames are the files of a session's pages: the first is page
+// ("s/HASH.html"), the others beside it (s/HASH-2.html, …).
+func pageNames(page string, n int) []string {
+	out := []string{page}
+	for k := 1; k < n; k++ {
+		out = append(out, strings.TrimSuffix(page, ".html")+"-"+strconv.Itoa(k+1)+".html")
+	}
+	return out
+}
+
+// A huge session is split into pages (replay.Pages): at most
+// sitePageEntries entries a page, or sitePageBytes bytes of their lines,
+// and of one text (a tool's result, an input) siteTextMax bytes shown.
+// A 1 GB session is some 250 pages of a few MiB, never one page of 1 GB.
+const (
+	sitePageEntries = 500
+	sitePageBytes   = 4 << 20
+	siteTextMax     = 1 << 20
+)
 
 // manifestName is the site's record of its pages, beside the index.
 const manifestName = ".panto-site.json"
@@ -122,7 +144,7 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 				continue
 			}
 		}
-		e, err = g.sitePage(proc, src, filepath.Join(dir, page))
+		e, err = g.sitePage(proc, src, dir, page)
 		if err != nil {
 			failed++
 			cli.Warnf(proc.Stderr, name, "site: %s: %v: left out", src, err)
@@ -130,6 +152,11 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 		}
 		e.Source, e.Size, e.ModTime, e.Page = src, size, mod, page
 		written++
+		if o, ok := old[src]; ok { // pages it had and has no more
+			for _, p := range pageNames(o.Page, max(o.Pages, 1))[max(e.Pages, 1):] {
+				os.Remove(filepath.Join(dir, p))
+			}
+		}
 		all = append(all, e)
 		if !seen[e.key()] {
 			seen[e.key()] = true
@@ -144,8 +171,10 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 	}
 	for _, e := range old {
 		if !live[e.Page] {
-			if os.Remove(filepath.Join(dir, e.Page)) == nil {
-				removed++
+			for k, p := range pageNames(e.Page, max(e.Pages, 1)) {
+				if os.Remove(filepath.Join(dir, p)) == nil && k == 0 {
+					removed++
+				}
 			}
 		}
 	}
@@ -205,32 +234,130 @@ func (e siteEntry) key() string {
 	return e.ID
 }
 
-// sitePage renders src's page into path (written beside it and renamed
-// over it) and returns what it says.
-func (g *grammar) sitePage(proc cli.IO, src, path string) (siteEntry, error) {
+// sitePage renders src's pages into dir, the first at page, the others
+// beside it (pageNames), and returns what they say. Each is streamed into
+// a file beside its name and renamed over it when its bytes changed: the
+// memory of the writer does not grow with the session (a page is never
+// held whole).
+func (g *grammar) sitePage(proc cli.IO, src, dir, page string) (siteEntry, error) {
 	var sum replay.PageSummary
-	sub := grammar{File: src, Format: "html", Pricing: g.Pricing, Store: g.Store, summary: &sum, localTimes: true}
+	var e siteEntry
+	var files []*os.File
+	var bufs []*bufio.Writer
+	done := func(k int) error { // page k is written whole
+		if bufs[k] == nil {
+			return nil
+		}
+		err := bufs[k].Flush()
+		if cerr := files[k].Close(); err == nil {
+			err = cerr
+		}
+		bufs[k] = nil
+		return err
+	}
+	defer func() { // on an error, the files not yet renamed
+		for _, f := range files {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	create := func() (*bufio.Writer, error) {
+		f, err := os.CreateTemp(filepath.Join(dir, "s"), ".site-*")
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+		bufs = append(bufs, bufio.NewWriterSize(f, 64<<10))
+		return bufs[len(bufs)-1], nil
+	}
+	first, err := create()
+	if err != nil {
+		return e, err
+	}
+	pages := &replay.Pages{MaxEntries: sitePageEntries, MaxBytes: sitePageBytes, MaxText: siteTextMax,
+		Name: func(k int) string { return filepath.Base(pageNames(page, k+1)[k]) },
+		Next: func(k int) (io.Writer, error) {
+			if k >= 2 { // the page before is done (the first is not: its end comes last)
+				if err := done(k - 1); err != nil {
+					return nil, err
+				}
+			}
+			return create()
+		}}
+	sub := grammar{File: src, Format: "html", Pricing: g.Pricing, Store: g.Store, summary: &sum, localTimes: true, pages: pages, index: "../index.html"}
 	var errs bytes.Buffer
 	sio := proc
 	sio.Stderr = &errs
 	sio.Stdin = strings.NewReader("")
-	var e siteEntry
-	_, err := writeIfChanged(path, func(w io.Writer) error {
-		bw := bufio.NewWriter(w)
-		if _, err := sub.run(sio, bw); err != nil {
-			return err
-		}
-		return bw.Flush()
-	})
-	if err != nil {
+	if _, err := sub.run(sio, first); err != nil {
 		return e, err
 	}
 	if sum.ID == "" {
 		return e, fmt.Errorf("no session in it")
 	}
+	names := pageNames(page, len(files))
+	for k := range files {
+		if err := done(k); err != nil {
+			return e, err
+		}
+	}
+	for k, f := range files {
+		if err := replaceIfChanged(f.Name(), filepath.Join(dir, names[k])); err != nil {
+			return e, err
+		}
+	}
+	n := len(files)
+	files = nil
 	e = siteEntry{ID: sum.ID, Origin: sub.origin, Agent: sum.Agent, Cwd: sum.Cwd, Title: sum.Title, First: sum.First, Last: sum.Last,
-		Prompts: sum.Prompts, Replies: sum.Replies, Pico: sum.Cost.Pico, Known: sum.Cost.Known, Priced: sum.Priced}
+		Prompts: sum.Prompts, Replies: sum.Replies, Pico: sum.Cost.Pico, Known: sum.Cost.Known, Priced: sum.Priced, Pages: n}
 	return e, nil
+}
+
+// replaceIfChanged renames the file tmp over path unless path holds the
+// same bytes (compared a block at a time), when tmp is removed.
+func replaceIfChanged(tmp, path string) error {
+	if sameBytes(tmp, path) {
+		return os.Remove(tmp)
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// sameBytes says whether the files a and b hold the same bytes.
+func sameBytes(a, b string) bool {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false
+	}
+	defer fb.Close()
+	if sa, err := fa.Stat(); err != nil {
+		return false
+	} else if sb, err := fb.Stat(); err != nil || sa.Size() != sb.Size() {
+		return false
+	}
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, eb := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil || eb != nil {
+			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && (eb == io.EOF || eb == io.ErrUnexpectedEOF)
+		}
+	}
 }
 
 // writeIfChanged writes what fn writes to path, atomically (a file beside

@@ -38,6 +38,59 @@ type HTMLOptions struct {
 	// reader's zone, its UTC form the tooltip. Without it (and with
 	// scripts off) the times are UTC, and the page has no script.
 	LocalTimes bool
+	// Pages, when set, splits the path into pages (a site's huge
+	// session): w is the first page, Pages.Next gives the others.
+	Pages *Pages
+	// Index, when set, is the link (relative to the page) of the index
+	// the page belongs to, named at its top.
+	Index string
+}
+
+// Pages say how a transcript is split into pages, so that a huge session
+// is never one huge page: a page holds at most MaxEntries entries of the
+// path, or (when it holds more than one) MaxBytes bytes of their lines,
+// and each text of a message (a tool's result, an input, a reply) at most
+// MaxText bytes, the rest said and not shown.
+type Pages struct {
+	MaxEntries int
+	MaxBytes   int64
+	MaxText    int
+	// Name is the link of page k (0 is the first) from another page.
+	Name func(k int) string
+	// Next gives the writer of page k (k ≥ 1), when the page before is
+	// done (except the first: its end, the session's summary, is written
+	// to it last, after the last page's).
+	Next func(k int) (io.Writer, error)
+}
+
+// splits are the nodes of path that start a page after the first: a page
+// ends after p.MaxEntries entries, or before an entry that would take its
+// lines past p.MaxBytes.
+func (p *Pages) splits(s *Session, path []int32) []int32 {
+	var out []int32
+	n, size := 0, int64(0)
+	for _, i := range path {
+		l := s.Log.Nodes[i].Len + 1
+		if n > 0 && ((p.MaxEntries > 0 && n >= p.MaxEntries) || (p.MaxBytes > 0 && size+l > p.MaxBytes)) {
+			out = append(out, i)
+			n, size = 0, 0
+		}
+		n++
+		size += l
+	}
+	return out
+}
+
+type pageFoot struct {
+	Nav    *navView
+	Script template.JS
+}
+
+// navView is what a page of several says of where it stands.
+type navView struct {
+	Page, Pages      int // 1-based
+	Prev, Next, Home string
+	Index            string
 }
 
 // PageSummary is what a transcript page says of its session, for an index.
@@ -109,8 +162,36 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	if len(path) > 0 {
 		page.Leaf = s.Log.ID(path[len(path)-1])
 	}
+	var splits []int32 // the nodes that start the pages after the first
+	first := w         // the first page, whose end is written last
+	nav := func(k int) *navView {
+		if o.Pages == nil || len(splits) == 0 {
+			if o.Index == "" {
+				return nil
+			}
+			return &navView{Index: o.Index}
+		}
+		v := &navView{Page: k + 1, Pages: len(splits) + 1, Index: o.Index, Home: o.Pages.Name(0)}
+		if k > 0 {
+			v.Prev = o.Pages.Name(k - 1)
+		}
+		if k < len(splits) {
+			v.Next = o.Pages.Name(k + 1)
+		}
+		return v
+	}
+	if o.Pages != nil {
+		splits = o.Pages.splits(s, path)
+		s.maxText = o.Pages.MaxText
+	}
+	page.Nav = nav(0)
 	if err := pageTemplates.ExecuteTemplate(w, "head", page); err != nil {
 		return err
+	}
+	k := 0 // the page being written
+	var script template.JS
+	if o.LocalTimes {
+		script = template.JS(TimeScript)
 	}
 	total := totals{Cost: pricing.Zero(), SubCost: pricing.Zero()}
 	var book *pricing.Book // nil: no prices, no cost shown
@@ -123,6 +204,21 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	nested := map[string]bool{} // the calls whose subagent is shown: once a page
 	var stamp string            // the provider/model of the last request, to show changes
 	err = s.EachLine(path, func(i int32, line []byte) error {
+		if k < len(splits) && i == splits[k] { // the next page
+			if err := pageTemplates.ExecuteTemplate(w, "pagefoot", pageFoot{nav(k), script}); err != nil {
+				return err
+			}
+			k++
+			nw, err := o.Pages.Next(k)
+			if err != nil {
+				return err
+			}
+			w = nw
+			page.Nav = nav(k)
+			if err := pageTemplates.ExecuteTemplate(w, "head", page); err != nil {
+				return err
+			}
+		}
 		n := &s.Log.Nodes[i]
 		if n.Kind != session.KindMessage {
 			if v := compactionView(s.Log.ID(i), line); v != nil {
@@ -145,7 +241,10 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 							total.Title = t
 						}
 						if len(total.Prompts) < tocMax {
-							total.Prompts = append(total.Prompts, promptItem{v.ID, v.Time, v.DateTime, t})
+							total.Prompts = append(total.Prompts, promptItem{v.ID, v.Time, v.DateTime, t, ""})
+							if k > 0 || len(splits) > 0 {
+								total.Prompts[len(total.Prompts)-1].Page = o.Pages.Name(k)
+							}
 						} else {
 							total.MorePrompts++ // memory must not grow with the session
 						}
@@ -173,7 +272,13 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 		*o.Summary = PageSummary{ID: h.ID, Cwd: h.Cwd, Agent: total.Agent, Title: total.Title, First: total.first, Last: total.last,
 			Prompts: total.PromptCount(), Replies: total.Replies + total.SubReplies, Cost: all, Priced: total.Priced}
 	}
-	return pageTemplates.ExecuteTemplate(w, "foot", total)
+	// The summary ends the last page and the first: it is known only now.
+	total.Nav = nav(k)
+	if err := pageTemplates.ExecuteTemplate(w, "foot", total); err != nil || k == 0 {
+		return err
+	}
+	total.Nav = nav(0)
+	return pageTemplates.ExecuteTemplate(first, "foot", total)
 }
 
 // nestSubagents puts under each tool call of v that started a subagent
@@ -313,6 +418,7 @@ func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.99
 
 type pageData struct {
 	CSP, ID, Cwd, Created, CreatedAt, Leaf, Branch string
+	Nav                                            *navView
 	Entries, OnPath                                int
 	Priced                                         bool
 }
@@ -344,6 +450,7 @@ type blockView struct {
 	Sub       *subagentView // the subagent a call started
 	Signature bool
 	Error     bool // a result the tool marked as an error (is_error)
+	Cut       int  // bytes of the text not shown (HTMLOptions.Pages' MaxText)
 	// A call read by what its tool does (toolKind): "shell" (Cmd, and
 	// its result's Exit), "edit" (Path, Diff), "read" or "write" (Path).
 	Tool, Cmd, Path, Exit string
@@ -358,6 +465,7 @@ type totals struct {
 	Generator                                                string
 	PricesFrom                                               string
 	Script                                                   template.JS // TimeScript, when the page carries it
+	Nav                                                      *navView
 
 	// What the summary at the top of the page says (written at the end,
 	// as the page streams, and shown first by its style).
@@ -374,7 +482,7 @@ type totals struct {
 	SubCost               pricing.Cost
 }
 
-type promptItem struct{ ID, Time, DateTime, Title string }
+type promptItem struct{ ID, Time, DateTime, Title, Page string } // Page: the page it is on, when there are several
 
 // tocMax is the most prompts the table of contents lists.
 const tocMax = 500
@@ -532,35 +640,41 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 	msg.Get("content").ForEach(func(_, b gjson.Result) bool {
 		switch b.Get("type").Str {
 		case "text":
-			t := clean(textField(b, "text"))
+			t, cut := s.cut(textField(b, "text"))
+			t = clean(t)
 			switch {
 			case n.Role == session.User && session.Internal(t):
-				v.Blocks = append(v.Blocks, blockView{Kind: "internal", Text: t, Name: internalTag(t), Lines: lines(t)})
+				v.Blocks = append(v.Blocks, blockView{Kind: "internal", Text: t, Name: internalTag(t), Lines: lines(t), Cut: cut})
 				total.InternalFolded++
 			case n.Role == session.System && strings.TrimSpace(t) != "":
 				// The agent's own instructions (a Codex developer message,
 				// a system prompt): folded, rendered.
-				bv := blockView{Kind: "foldmd", Name: "The agent's instructions (" + plural(lines(t), "line", "lines") + ")", Text: t, Lines: lines(t)}
-				if len(t) <= markdownMax {
+				bv := blockView{Kind: "foldmd", Name: "The agent's instructions (" + plural(lines(t), "line", "lines") + ")", Text: t, Lines: lines(t), Cut: cut}
+				if len(t) <= markdownMax && cut == 0 {
 					bv.HTML = Markdown(t)
 				}
 				v.Blocks = append(v.Blocks, bv)
 				total.InternalFolded++
-			case n.Role == session.Assistant && len(t) <= markdownMax:
+			case n.Role == session.Assistant && len(t) <= markdownMax && cut == 0:
 				if strings.TrimSpace(t) != "" {
 					v.Blocks = append(v.Blocks, blockView{Kind: "md", HTML: Markdown(t)})
 				}
 			default:
-				v.Blocks = append(v.Blocks, blockView{Kind: "text", Text: t})
+				v.Blocks = append(v.Blocks, blockView{Kind: "text", Text: t, Cut: cut})
 			}
 		case "thinking":
-			t := clean(textField(b, "thinking"))
-			v.Blocks = append(v.Blocks, blockView{Kind: "thinking", Text: t, Lines: lines(t), Signature: b.Get("signature").Exists()})
+			t, cut := s.cut(textField(b, "thinking"))
+			t = clean(t)
+			v.Blocks = append(v.Blocks, blockView{Kind: "thinking", Text: t, Lines: lines(t), Signature: b.Get("signature").Exists(), Cut: cut})
 		case "redactedThinking":
 			v.Blocks = append(v.Blocks, blockView{Kind: "redacted", Lines: len(b.Get("data").Str)})
 		case "toolUse":
-			in := clean(pretty(textField(b, "input")))
-			call := blockView{Kind: "call", Name: clean(b.Get("name").Str), ID: clean(b.Get("id").Str), Text: in, Lines: lines(in)}
+			in, cut := s.cut(textField(b, "input"))
+			if cut == 0 {
+				in = pretty(in)
+			}
+			in = clean(in)
+			call := blockView{Kind: "call", Name: clean(b.Get("name").Str), ID: clean(b.Get("id").Str), Text: in, Lines: lines(in), Cut: cut}
 			call.Fold = call.Lines > foldLines
 			toolKind(&call, b.Get("name").Str, textField(b, "input"))
 			if call.Tool != "" {
@@ -581,8 +695,9 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 				beside++
 				return true // shown beside its call
 			}
-			t := clean(textField(b, "content"))
-			v.Blocks = append(v.Blocks, blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines, Error: b.Get("isError").Bool()})
+			t, cut := s.cut(textField(b, "content"))
+			t = clean(t)
+			v.Blocks = append(v.Blocks, blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines, Error: b.Get("isError").Bool(), Cut: cut})
 		}
 		return true
 	})
@@ -594,6 +709,32 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 		v.Internal = v.Internal && b.Kind == "internal"
 	}
 	return v, nil
+}
+
+// cut is t as a page shows it: at most s.maxText bytes (cut at a
+// character's start), and how many bytes it leaves out.
+func (s *Session) cut(t string) (string, int) {
+	if s.maxText <= 0 || len(t) <= s.maxText {
+		return t, 0
+	}
+	k := s.maxText
+	for k > s.maxText-utf8.UTFMax && k > 0 && !utf8.RuneStart(t[k]) {
+		k--
+	}
+	return t[:k], len(t) - k
+}
+
+// sizeText is n bytes for a reader: "1.5 MiB".
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return plural(n, "byte", "bytes")
 }
 
 // markdownMax is the longest text rendered as markdown; a longer one (a
@@ -669,8 +810,9 @@ func (s *Session) resultOf(j int32, id string) *blockView {
 	var r *blockView
 	gjson.Get(asString(m), "content").ForEach(func(_, b gjson.Result) bool {
 		if b.Get("type").Str == "toolResult" && b.Get("toolUseId").Str == id {
-			t := clean(textField(b, "content"))
-			r = &blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines, Error: b.Get("isError").Bool(), Exit: exitOf(t)}
+			t, cut := s.cut(textField(b, "content"))
+			t = clean(t)
+			r = &blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines, Error: b.Get("isError").Bool(), Exit: exitOf(t), Cut: cut}
 			return false
 		}
 		return true
@@ -688,6 +830,7 @@ func plural(n int, one, many string) string {
 var pageTemplates = template.Must(template.New("page").Funcs(template.FuncMap{
 	"pieces": pieces,
 	"plural": plural,
+	"size":   sizeText,
 }).Parse(pageHTML))
 
 const pageHTML = `{{define "head"}}<!DOCTYPE html>
@@ -747,6 +890,9 @@ details.subagent { margin-top: .4rem; border-left: 3px solid var(--muted); paddi
 details.subagent > summary { color: var(--fg); }
 .subagent-body article { margin: .5rem 0; }
 .unknown { color: var(--warn); }
+nav.pages { margin: .4rem 0; font-size: .9rem; }
+nav.pages a { color: inherit; }
+.cut { display: block; color: var(--warn); font-style: italic; }
 footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--line); font-size: .85rem; color: var(--muted); }
 .usage { display: flex; flex-wrap: wrap; gap: .1rem .9rem; font-size: .85rem; margin-top: .3rem; }
 .usage b { font-weight: 600; font-variant-numeric: tabular-nums; }
@@ -761,15 +907,23 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 <dt>Created</dt><dd>{{if .CreatedAt}}<time datetime="{{.CreatedAt}}">{{.Created}}</time>{{else}}{{.Created}}{{end}}</dd>
 <dt>Shown</dt><dd>{{plural .OnPath "entry" "entries"}} of {{.Entries}}, to {{if .Branch}}the branch ending at <code>{{.Branch}}</code>{{else}}the current leaf <code>{{.Leaf}}</code>{{end}}</dd>
 </dl>
-</header>
+{{with .Nav}}{{template "nav" .}}{{end}}</header>
 <main>
+{{end}}{{define "nav"}}<nav class="pages">{{if .Index}}<a href="{{.Index}}">All sessions</a>{{end}}{{if .Pages}}{{if .Index}} · {{end}}Page {{.Page}} of {{.Pages}}{{if .Prev}} · <a href="{{.Prev}}" rel="prev">← previous</a>{{end}}{{if .Next}} · <a href="{{.Next}}" rel="next">next →</a>{{end}}{{if gt .Page 1}} · <a href="{{.Home}}">the first (the summary)</a>{{end}}{{end}}</nav>
+{{end}}{{define "cut"}}<span class="cut">[… {{size .}} more of this text, not shown on the page: panto-replay --format entries prints the whole entry]</span>{{end}}{{define "pagefoot"}}</main>
+<footer>
+{{with .Nav}}{{template "nav" .}}{{end}}<p>The session goes on on the next page; its summary is on the first page and the last.</p>
+</footer>
+{{if .Script}}<script>{{.Script}}</script>
+{{end}}</body>
+</html>
 {{end}}{{define "message"}}<article class="{{.Role}}{{if .Internal}} internal{{end}}" id="e-{{.ID}}">
 <div class="meta"><span class="role">{{if .Internal}}agent's own message{{else}}{{.Role}}{{end}}</span>{{if .DateTime}}<time datetime="{{.DateTime}}">{{.Time}}</time>{{else if .Time}}<time>{{.Time}}</time>{{end}}{{if .Stamp}}<span class="stamp">{{.Stamp}}</span>{{end}}{{if .StampChange}}<span class="change">model changed from {{.StampChange}}</span>{{end}}{{if .Stop}}<span>stop: {{.Stop}}</span>{{end}}<span>id {{.ID}}</span></div>
-{{range .Blocks}}{{if eq .Kind "text"}}<div class="text">{{range pieces .Text}}{{.}}{{end}}</div>
+{{range .Blocks}}{{if eq .Kind "text"}}<div class="text">{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</div>
 {{else if eq .Kind "md"}}<div class="md">{{.HTML}}</div>
-{{else if eq .Kind "internal"}}<details class="internal"><summary>The agent's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>
-{{else if eq .Kind "foldmd"}}<details class="internal"><summary>{{.Name}}</summary>{{if .HTML}}<div class="md">{{.HTML}}</div>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</details>
-{{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking ({{plural .Lines "line" "lines"}}{{if .Signature}}, signed{{end}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>
+{{else if eq .Kind "internal"}}<details class="internal"><summary>The agent's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>
+{{else if eq .Kind "foldmd"}}<details class="internal"><summary>{{.Name}}</summary>{{if .HTML}}<div class="md">{{.HTML}}</div>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre>{{end}}</details>
+{{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking ({{plural .Lines "line" "lines"}}{{if .Signature}}, signed{{end}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>
 {{else if eq .Kind "redacted"}}<p class="meta">Redacted thinking ({{.Lines}} bytes, kept to be sent back)</p>
 {{else if eq .Kind "call"}}<div class="tool{{with .Result}}{{if .Error}} failed{{end}}{{end}}"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span>{{if eq .Tool "shell"}}{{with .Result}}{{if .Exit}} <span class="exit{{if ne .Exit "0"}} bad{{end}}">exit {{.Exit}}</span>{{end}}{{end}}{{end}}</div>
 {{if eq .Tool "shell"}}<pre class="cmd">$ {{range pieces .Cmd}}{{.}}{{end}}</pre>
@@ -777,14 +931,14 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{end}}</pre>
 {{else if eq .Tool "read"}}<div class="path">Read <code>{{.Path}}</code></div>
 {{else if eq .Tool "write"}}<div class="path">Write <code>{{.Path}}</code></div>
-{{end}}{{if .Fold}}<details><summary>Input ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}
-{{with .Result}}<div class="result{{if .Error}} error{{end}}">{{if .Fold}}<details><summary>{{if .Error}}Error{{else}}Result{{end}} ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<div class="meta">{{if .Error}}<span class="err">Error</span>{{else}}Result{{end}}</div><pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}{{with .Sub}}{{if .Missing}}
+{{end}}{{if .Fold}}<details><summary>Input ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre>{{end}}
+{{with .Result}}<div class="result{{if .Error}} error{{end}}">{{if .Fold}}<details><summary>{{if .Error}}Error{{else}}Result{{end}} ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>{{else}}<div class="meta">{{if .Error}}<span class="err">Error</span>{{else}}Result{{end}}</div><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}{{with .Sub}}{{if .Missing}}
 <div class="meta subagent-missing">Subagent{{if .Agent}} <code>{{.Agent}}</code>{{end}}: its conversation is not in this log{{if .From}}, nor in {{.From}}{{end}}.</div>{{else}}
 <details class="subagent"><summary>The subagent's conversation{{if .Agent}} (agent <code>{{.Agent}}</code>){{end}}: {{plural .Messages "message" "messages"}}, {{plural .Replies "reply" "replies"}}{{if .Cost}}, cost {{.Cost}}{{end}}</summary>
 <div class="subagent-body">
 {{.HTML}}</div>{{if .From}}<p class="meta">Read from {{.From}}.</p>{{end}}</details>{{end}}{{end}}
 </div>
-{{else if eq .Kind "result"}}<div class="tool result{{if .Error}} error{{end}}"><div class="meta">{{if .Error}}<span class="err">Error</span>, result{{else}}Result{{end}} of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{range pieces .Text}}{{.}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}</pre>{{end}}</div>
+{{else if eq .Kind "result"}}<div class="tool result{{if .Error}} error{{end}}"><div class="meta">{{if .Error}}<span class="err">Error</span>, result{{else}}Result{{end}} of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre>{{end}}</div>
 {{end}}{{end}}{{if .Usage}}<div class="usage">{{range .Usage}}<span>{{.Name}} <b>{{.Value}}</b></span>{{end}}{{if .Cost}}<span>cost <b{{if .CostUnknown}} class="unknown"{{end}}>{{.Cost}}</b></span>{{end}}</div>
 {{else if .Cost}}<div class="meta unknown">cost {{.Cost}}</div>
 {{end}}</article>
@@ -799,10 +953,10 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{if .Priced}}<dt>Cost</dt><dd class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</dd>{{end}}{{if .Subagents}}
 <dt>Subagents</dt><dd class="subagents">{{plural .Subagents "conversation" "conversations"}} (under their calls), {{plural .SubReplies "reply" "replies"}}{{if .Priced}}, cost {{.SubCostText}}; with the session's, {{.AllCostText}}{{end}}</dd>{{end}}
 </dl>
-{{if gt .PromptCount 1}}<details class="toc"{{if le .PromptCount 12}} open{{end}}><summary>The prompts ({{.PromptCount}})</summary><ol>{{range .Prompts}}<li><a href="#e-{{.ID}}">{{.Title}}</a>{{if .DateTime}} <span class="meta"><time datetime="{{.DateTime}}">{{.Time}}</time></span>{{else if .Time}} <span class="meta">{{.Time}}</span>{{end}}</li>{{end}}</ol>{{if .MorePrompts}}<p class="meta">… and {{.MorePrompts}} more, not listed.</p>{{end}}</details>{{end}}
+{{if gt .PromptCount 1}}<details class="toc"{{if le .PromptCount 12}} open{{end}}><summary>The prompts ({{.PromptCount}})</summary><ol>{{range .Prompts}}<li><a href="{{.Page}}#e-{{.ID}}">{{.Title}}</a>{{if .DateTime}} <span class="meta"><time datetime="{{.DateTime}}">{{.Time}}</time></span>{{else if .Time}} <span class="meta">{{.Time}}</span>{{end}}</li>{{end}}</ol>{{if .MorePrompts}}<p class="meta">… and {{.MorePrompts}} more, not listed.</p>{{end}}</details>{{end}}
 </section>
 <footer>
-<p>{{plural .Replies "reply" "replies"}}{{if .NoUsage}}, {{.NoUsage}} without usage{{end}}: input {{.Input}}, output {{.Output}} (reasoning {{.Reas}}), cache read {{.CacheRead}}, cache write {{.CacheWrite}} (1h {{.CacheWrite1h}}){{if .Priced}}; cost <span class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</span>{{end}}.</p>
+{{with .Nav}}{{template "nav" .}}{{end}}<p>{{plural .Replies "reply" "replies"}}{{if .NoUsage}}, {{.NoUsage}} without usage{{end}}: input {{.Input}}, output {{.Output}} (reasoning {{.Reas}}), cache read {{.CacheRead}}, cache write {{.CacheWrite}} (1h {{.CacheWrite1h}}){{if .Priced}}; cost <span class="total{{if not .Cost.Known}} unknown{{end}}">{{.CostText}}</span>{{end}}.</p>
 {{if and .Priced .PricesFrom}}<p>Prices: {{.PricesFrom}}.</p>
 {{end}}{{if .Generator}}<p>{{.Generator}}</p>{{end}}
 </footer>

@@ -23,6 +23,9 @@ import (
 type Session struct {
 	Log *scan.Log
 	r   io.ReaderAt
+	// maxText, when more than 0, is the most of one text a page shows
+	// (HTMLOptions.Pages): the rest is said, not shown.
+	maxText int
 }
 
 // Open scans the session file r (size bytes) the way readers do: up to the
