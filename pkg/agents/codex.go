@@ -691,7 +691,7 @@ func codexPageName(name string) (thread, page string, ok bool) {
 
 // codexPage is one page of a paged thread.
 type codexPage struct {
-	name  string // the file's name
+	path  string // the file
 	id    string // the page's id: its name's page, else the thread's
 	base  string // the page it continues (history_base.thread_id), "" for the first
 	start int64  // the ordinal it starts at
@@ -714,30 +714,30 @@ func (e *PageMissingError) Error() string {
 
 func (e *PageMissingError) Is(target error) bool { return target == ErrNotALog }
 
-// codexPages finds the pages of the thread src is a page of, in its
-// directory, and returns them as one log; nil for a rollout of one file
-// (or read from stdin).
+// codexPages finds the pages of the thread src is a page of (beside it,
+// or in the other day directories of the sessions tree it is in) and
+// returns them as one log; nil for a rollout of one file (or read from
+// stdin).
 func codexPages(src Source) (*pagesReader, error) {
 	if src.Path == "" || src.Path == "-" {
 		return nil, nil
 	}
-	self := filepath.Base(src.Path)
-	thread, _, ok := codexPageName(self)
+	self := filepath.Clean(src.Path)
+	thread, _, ok := codexPageName(filepath.Base(self))
 	if !ok {
 		return nil, nil
 	}
-	dir := filepath.Dir(src.Path)
-	names := codexThreadFiles(dir, thread)
-	if len(names) < 2 {
+	paths := codexThreadFiles(self, thread, true)
+	if len(paths) < 2 {
 		return nil, nil
 	}
 	var pages []codexPage
-	for _, name := range names {
-		_, page, _ := codexPageName(name)
+	for _, path := range paths {
+		_, page, _ := codexPageName(filepath.Base(path))
 		var first []byte
-		if name == self {
+		if path == self {
 			first, _ = firstLine(src)
-		} else if f, err := openRegular(filepath.Join(dir, name)); err == nil {
+		} else if f, err := openRegular(path); err == nil {
 			if fi, err := f.Stat(); err == nil {
 				first, _ = firstLine(Source{R: f, Size: fi.Size()})
 			}
@@ -748,7 +748,7 @@ func codexPages(src Source) (*pagesReader, error) {
 		if meta.Get("type").Str != "session_meta" || !strings.EqualFold(p.Get("id").Str, thread) {
 			continue // not a page of the thread (another's, a fork's, no rollout)
 		}
-		pg := codexPage{name: name, id: strings.ToLower(page), base: strings.ToLower(p.Get("history_base.thread_id").Str), start: p.Get("history_base.end_ordinal_exclusive").Int()}
+		pg := codexPage{path: path, id: strings.ToLower(page), base: strings.ToLower(p.Get("history_base.thread_id").Str), start: p.Get("history_base.end_ordinal_exclusive").Int()}
 		if pg.id == "" {
 			pg.id = thread
 		}
@@ -761,23 +761,24 @@ func codexPages(src Source) (*pagesReader, error) {
 		if a.start != b.start {
 			return cmp.Compare(a.start, b.start)
 		}
-		return strings.Compare(a.name, b.name)
+		return strings.Compare(filepath.Base(a.path), filepath.Base(b.path))
 	})
 	if pages[0].base != "" {
 		return nil, &PageMissingError{Path: src.Path, Thread: thread, Base: pages[0].base}
 	}
 	for i := 1; i < len(pages); i++ {
-		if pages[i].base != pages[i-1].id {
-			return nil, &PageMissingError{Path: src.Path, Thread: thread, Page: pages[i].id, Base: pages[i].base}
+		// The page before, by its page id; the first by the thread's too.
+		if b := pages[i].base; b != pages[i-1].id && !(i == 1 && b == thread) {
+			return nil, &PageMissingError{Path: src.Path, Thread: thread, Page: pages[i].id, Base: b}
 		}
 	}
-	r := &pagesReader{root: filepath.Join(dir, pages[0].name)}
+	r := &pagesReader{root: pages[0].path}
 	for i, pg := range pages {
 		var part pagePart
-		if pg.name == self {
+		if pg.path == self {
 			part.r, part.size = src.R, src.Size
 		} else {
-			f, err := openRegular(filepath.Join(dir, pg.name))
+			f, err := openRegular(pg.path)
 			if err != nil {
 				r.close()
 				return nil, err
@@ -801,59 +802,119 @@ func codexPages(src Source) (*pagesReader, error) {
 	return r, nil
 }
 
-// codexThreadFiles lists the rollout files of thread in dir, by name.
-func codexThreadFiles(dir, thread string) []string {
+// codexThreadFiles lists the paths of the rollout files of thread where
+// the file at path may have pages: its directory, or, when that is a day
+// directory of a sessions tree (…/YYYY/MM/DD: Codex files a page under
+// the day it is written), every day directory of the tree. fresh lists
+// them now; else a listing of the last few seconds does (a walk asks of
+// each file in turn).
+func codexThreadFiles(path, thread string, fresh bool) []string {
+	dir := filepath.Dir(path)
+	var all []string
+	if root := codexDayRoot(dir); root != "" {
+		all = codexTree(root, fresh)
+	} else {
+		all = codexDir(dir)
+	}
 	var out []string
-	for _, name := range codexDir(dir) {
-		if t, _, ok := codexPageName(name); ok && t == thread {
-			out = append(out, name)
+	for _, p := range all {
+		if t, _, ok := codexPageName(filepath.Base(p)); ok && t == thread {
+			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// codexDirs keeps the names of the last directory listed, while it does
-// not change: a walk asks of each file of a directory in turn.
-var codexDirs struct {
-	sync.Mutex
-	dir   string
-	mod   time.Time
-	names []string
+// codexDayRoot is the sessions tree a day directory (…/YYYY/MM/DD) is in,
+// "" for another directory.
+func codexDayRoot(dir string) string {
+	digits := func(s string, n int) bool {
+		if len(s) != n {
+			return false
+		}
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	d, m := filepath.Dir(dir), filepath.Dir(filepath.Dir(dir))
+	if digits(filepath.Base(dir), 2) && digits(filepath.Base(d), 2) && digits(filepath.Base(m), 4) {
+		return filepath.Dir(m)
+	}
+	return ""
 }
 
-// codexDir returns the names of the rollout files in dir, sorted.
+// codexListings keeps the last listings made: of a directory (while it
+// does not change), of a sessions tree (for a few seconds).
+var codexListings struct {
+	sync.Mutex
+	dir      string
+	mod      time.Time
+	names    []string
+	root     string
+	at       time.Time
+	treeList []string
+}
+
+// codexDir returns the paths of the rollout files in dir.
 func codexDir(dir string) []string {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil
 	}
-	codexDirs.Lock()
-	defer codexDirs.Unlock()
-	if codexDirs.dir == dir && codexDirs.mod.Equal(fi.ModTime()) && codexDirs.names != nil {
-		return codexDirs.names
+	l := &codexListings
+	l.Lock()
+	defer l.Unlock()
+	if l.dir == dir && l.mod.Equal(fi.ModTime()) && l.names != nil {
+		return l.names
 	}
 	des, _ := os.ReadDir(dir)
 	names := []string{}
 	for _, de := range des {
 		if n := de.Name(); strings.HasPrefix(n, "rollout-") && strings.HasSuffix(n, ".jsonl") {
-			names = append(names, n)
+			names = append(names, filepath.Join(dir, n))
 		}
 	}
-	codexDirs.dir, codexDirs.mod, codexDirs.names = dir, fi.ModTime(), names
+	l.dir, l.mod, l.names = dir, fi.ModTime(), names
 	return names
 }
 
+// codexTree returns the paths of the rollout files in the day directories
+// of the sessions tree at root.
+func codexTree(root string, fresh bool) []string {
+	l := &codexListings
+	l.Lock()
+	defer l.Unlock()
+	if !fresh && l.root == root && time.Since(l.at) < 5*time.Second {
+		return l.treeList
+	}
+	paths := []string{}
+	years, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9][0-9][0-9]", "[0-9][0-9]", "[0-9][0-9]"))
+	for _, d := range years {
+		des, _ := os.ReadDir(d)
+		for _, de := range des {
+			if n := de.Name(); strings.HasPrefix(n, "rollout-") && strings.HasSuffix(n, ".jsonl") {
+				paths = append(paths, filepath.Join(d, n))
+			}
+		}
+	}
+	l.root, l.at, l.treeList = root, time.Now(), paths
+	return paths
+}
+
 // codexPassedOver reports whether a directory walk passes the file at path
-// by: a page of a paged rollout with a later page beside it (read with
-// that one, the thread's last).
+// by: a page of a paged rollout with a later page (read with that one,
+// the thread's last).
 func codexPassedOver(path string) bool {
 	name := filepath.Base(path)
 	thread, page, ok := codexPageName(name)
 	if !ok {
 		return false
 	}
-	for _, other := range codexThreadFiles(filepath.Dir(path), thread) {
-		if _, p, _ := codexPageName(other); other > name && (p != "" || page != "") {
+	for _, other := range codexThreadFiles(path, thread, false) {
+		if _, p, _ := codexPageName(filepath.Base(other)); filepath.Base(other) > name && (p != "" || page != "") {
 			return true
 		}
 	}
@@ -932,8 +993,8 @@ func Paged(path string) bool {
 	if !ok {
 		return false
 	}
-	for _, other := range codexThreadFiles(filepath.Dir(path), thread) {
-		if _, p, _ := codexPageName(other); other != name && (p != "" || page != "") {
+	for _, other := range codexThreadFiles(path, thread, false) {
+		if _, p, _ := codexPageName(filepath.Base(other)); filepath.Base(other) != name && (p != "" || page != "") {
 			return true
 		}
 	}
