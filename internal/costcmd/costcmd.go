@@ -415,9 +415,9 @@ func (g *grammar) tableWidth(proc cli.IO) tableWidth {
 }
 
 // needTime says whether turns' timestamps matter: for date rows, turn
-// rows (which show them) and date filters.
+// rows (which show them), date filters, and --last (the rows used last).
 func (g *grammar) needTime(since, until time.Time) bool {
-	return g.By != "session" && g.By != "model" && g.By != "project" && g.By != "agent" || !since.IsZero() || !until.IsZero() || g.Format == "html"
+	return g.By != "session" && g.By != "model" && g.By != "project" && g.By != "agent" || !since.IsZero() || !until.IsZero() || g.Format == "html" || g.Last > 0
 }
 
 func (g *grammar) key(t *turn) string {
