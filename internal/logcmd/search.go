@@ -347,8 +347,11 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, proc cli.IO, out *b
 	for _, f := range files {
 		if !strings.HasPrefix(f.Path, catalogBase(proc)) {
 			seen[idOfName(f.Path)] = true
-			if id := stores.LogID(f.Path); id != "" {
+			if id := logIDOf(f.Path); id != "" {
 				seen[id] = true // a Gemini chat, a Copilot events.jsonl: not in the name
+			}
+			if strings.HasSuffix(f.Path, ".jsonl") {
+				continue // no database
 			}
 			if fi, err := os.Stat(f.Path); err == nil && fi.Mode().IsRegular() {
 				ids, _ := agents.Sessions(f.Path) // an OpenCode database's every session
@@ -411,6 +414,22 @@ func catalogBase(proc cli.IO) string {
 		return "\x00"
 	}
 	return base + string(filepath.Separator)
+}
+
+// logIDOf is the agent's session id of a log searched in place: from its
+// name, else from its first lines (a log of lines: its first MiB only, so
+// a 200 MB first line is not read whole), else its header (a Gemini CLI
+// chat: its first 4 KiB).
+func logIDOf(path string) string {
+	if id := stores.AgentID(path); id != "" {
+		return id
+	}
+	if strings.HasSuffix(path, ".jsonl") {
+		if id := fsearch.SessionOf(path); id != "" {
+			return id
+		}
+	}
+	return stores.LogID(path)
 }
 
 // idOfName is the agent's session id a log's file name holds.

@@ -205,3 +205,54 @@ func TestLimitStops(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeLineInTime: a line over maxLine (read as a stream) is held to
+// --since, --until and --model as any other: by its own timestamp, which
+// Claude Code writes after the message, and its model. They were not
+// applied to it: its hit came whatever the dates.
+func TestHugeLineInTime(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, claudeID+".jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, `{"type":"user","sessionId":%q,"cwd":"/p","uuid":"aaaa","timestamp":"2026-11-01T00:00:00.000Z","message":{"role":"user","content":"first"}}`+"\n", claudeID)
+	fmt.Fprintf(f, `{"parentUuid":"aaaa","type":"assistant","sessionId":%q,"cwd":"/p","message":{"role":"assistant","model":"claude-opus-4-5","content":[{"type":"text","text":"`, claudeID)
+	chunk := bytes.Repeat([]byte(`some words of a long reply `), 1<<12)
+	for written := 0; written < maxLine+(2<<20); written += len(chunk) {
+		f.Write(chunk)
+	}
+	f.WriteString(`zqlate"}]},"uuid":"bbbb","timestamp":"2026-11-05T12:00:00.000Z","toolUseResult":{"timestamp":"2026-11-09T00:00:00.000Z"}}` + "\n")
+	fmt.Fprintf(f, `{"type":"user","sessionId":%q,"cwd":"/p","uuid":"cccc","timestamp":"2026-11-06T00:00:00.000Z","message":{"role":"user","content":"last"}}`+"\n", claudeID)
+	f.Close()
+	day := func(s string) time.Time {
+		d, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, c := range []struct {
+		fl   Filter
+		want int
+	}{
+		{Filter{}, 1},
+		{Filter{Since: day("2026-11-05")}, 1},
+		{Filter{Since: day("2026-11-06")}, 0},
+		{Filter{Until: day("2026-11-05")}, 0},
+		{Filter{Until: day("2026-11-06")}, 1},
+		{Filter{Since: day("2026-11-04"), Until: day("2026-11-06")}, 1},
+		{Filter{Model: "opus"}, 1},
+		{Filter{Model: "gpt"}, 0},
+	} {
+		hits, _ := search(t, []File{{Path: p}}, []string{"zqlate"}, nil, Smart, Options{Filter: c.fl})
+		if len(hits) != c.want {
+			t.Errorf("%+v: %d hits, want %d", c.fl, len(hits), c.want)
+			continue
+		}
+		if len(hits) == 1 && (hits[0].Timestamp != "2026-11-05T12:00:00.000Z" || hits[0].Entry != "bbbb") {
+			t.Errorf("%+v: the hit is %s at %s, want bbbb at 2026-11-05T12:00:00.000Z", c.fl, hits[0].Entry, hits[0].Timestamp)
+		}
+	}
+}

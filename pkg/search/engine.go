@@ -230,6 +230,9 @@ type worker struct {
 	cur     []byte // the region being looked at, and where the line
 	curAt   int    // being decoded starts in it (for toolOf)
 	scanned bool   // the whole file was read for its calls
+	known   bool   // the session's head was read (know)
+	atStart bool   // cur begins at the file's start
+	hbuf    []byte // the file's start, read again (knowLate)
 }
 
 // bigLines lets one huge line at a time be decoded: memory stays flat
@@ -237,7 +240,7 @@ type worker struct {
 var bigLines = make(chan struct{}, 1)
 
 func (w *worker) run(j *job) {
-	w.j, w.names, w.lastTS, w.titled, w.cur, w.scanned = j, nil, "", false, nil, false
+	w.j, w.names, w.lastTS, w.titled, w.cur, w.scanned, w.known = j, nil, "", false, nil, false, false
 	var f io.ReaderAt
 	var size int64
 	if j.file.Open != nil {
@@ -271,10 +274,21 @@ func (w *worker) run(j *job) {
 		f, size = file, fi.Size()
 	}
 	w.f, w.size = f, size
-	var err error
+	// The file's start is read once, into the buffer the scan goes on
+	// with: the format, the session's head and the first lines are told
+	// from it.
+	if len(w.buf) != bufSize {
+		w.buf = make([]byte, bufSize)
+	}
+	n, err := f.ReadAt(w.buf[:min(size, int64(len(w.buf)))], 0)
+	if err != nil && err != io.EOF {
+		j.err = err
+		return
+	}
+	start := w.buf[:n]
 	format := j.file.Format
 	if format == agents.Unknown {
-		if format, err = agents.Sniff(f, size); err != nil {
+		if format, err = sniff(f, size, start); err != nil {
 			j.err = err
 			return
 		}
@@ -290,39 +304,98 @@ func (w *worker) run(j *job) {
 		j.err = w.converted(size)
 		return
 	}
-	w.head(format, size)
-	if w.opt.Skip != nil {
-		if why := w.opt.Skip(&w.meta); why != "" {
+	fl := &w.opt.Filter
+	if fl.Agents != nil && !fl.Agents[agentName(format)] {
+		j.skip = "filtered"
+		return
+	}
+	// What the session is (its id, cwd, model) is learned when a line
+	// may hit; first when it decides whether the file is read at all:
+	// an import's origin (Skip), --session, --project.
+	if format == agents.Panto || fl.Session != "" || fl.Project != "" {
+		if why := w.know(start, int64(n) == size); why != "" {
 			j.skip = why
 			return
 		}
 	}
-	if !w.fileFilter() {
-		j.skip = "filtered"
-		return
-	}
 	j.done = true
-	j.err = w.scan(io.NewSectionReader(f, 0, size))
+	j.err = w.scan(io.NewSectionReader(f, int64(n), size-int64(n)), n)
+	if errors.Is(j.err, errSkipped) {
+		j.err, j.done = nil, false
+	}
 }
 
-// head learns the session's id, cwd and model from the first lines.
-func (w *worker) head(f agents.Format, size int64) {
-	br := bufio.NewReaderSize(io.NewSectionReader(w.f, 0, min(size, 1<<20)), 64<<10)
-	var e Entry
-	for range 64 {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			for err == bufio.ErrBufferFull {
-				_, err = br.ReadSlice('\n')
-			}
-			continue
+// know learns what the session is from the file's start (the lines
+// that start holds whole) and says why the file is left out ("" when it
+// is searched).
+func (w *worker) know(start []byte, whole bool) string {
+	w.known = true
+	w.head(start, whole)
+	if w.opt.Skip != nil {
+		if why := w.opt.Skip(&w.meta); why != "" {
+			return why
 		}
-		if len(line) > 0 {
+	}
+	if !w.fileFilter() {
+		return "filtered"
+	}
+	return ""
+}
+
+// knowLate is know when a line may hit, the scan past the file's start:
+// the start is read again.
+func (w *worker) knowLate() error {
+	if w.known {
+		return nil
+	}
+	var start []byte
+	whole := true // the lines of cur are whole
+	if w.atStart && w.cur != nil {
+		start = w.cur
+	} else {
+		if len(w.hbuf) == 0 {
+			w.hbuf = make([]byte, headSize)
+		}
+		n, err := w.f.ReadAt(w.hbuf[:min(w.size, int64(len(w.hbuf)))], 0)
+		if err != nil && err != io.EOF {
+			return err
+		}
+		start, whole = w.hbuf[:n], int64(n) == w.size
+	}
+	if why := w.know(start, whole); why != "" {
+		w.j.skip = why
+		return errSkipped
+	}
+	return nil
+}
+
+// headSize is how much of a file's start is read again to learn its
+// session when the scan is past it.
+const headSize = 256 << 10
+
+// head learns the session's id, cwd and model from the first lines that
+// start holds whole (its last line too when whole).
+func (w *worker) head(start []byte, whole bool) {
+	f := w.meta.Format
+	var e Entry
+	for n := 0; n < 64 && len(start) > 0; n++ {
+		i := bytes.IndexByte(start, '\n')
+		if i < 0 {
+			if !whole {
+				// cut where the read ended (a line longer than what was
+				// read): the fields before the cut still say
+				w.learn(f, start, &e)
+				break
+			}
+			i = len(start)
+		}
+		if line := start[:i]; len(line) > 0 {
 			w.learn(f, line, &e)
 		}
-		if err != nil || w.meta.Session != "" && w.meta.Cwd != "" && w.meta.Model != "" {
+		if w.meta.Session != "" && w.meta.Cwd != "" && w.meta.Model != "" {
 			break
 		}
+		start = start[min(i+1, len(start)):]
 	}
 	if w.meta.Session == "" {
 		w.meta.Session = idFromName(w.meta.Path)
@@ -415,13 +488,12 @@ func under(dir, root string) bool {
 
 // scan reads the file through the buffer, line-aligned, and looks at the
 // lines the prefilter lets through.
-func (w *worker) scan(r io.Reader) error {
-	if len(w.buf) != bufSize {
-		w.buf = make([]byte, bufSize)
-	}
+func (w *worker) scan(r io.Reader, have int) error {
 	buf := w.buf
-	carry := 0
+	carry := have // the file's start, read already
+	w.j.read += int64(have)
 	w.lineNo = 0
+	w.atStart = true
 	for {
 		if err := w.ctx.Err(); err != nil {
 			return err
@@ -453,7 +525,9 @@ func (w *worker) scan(r io.Reader) error {
 			continue
 		}
 		w.counted = 0
-		if err := w.region(data[:end]); err != nil {
+		err = w.region(data[:end])
+		w.atStart = false
+		if err != nil {
 			return err
 		}
 		w.lineNo += bytes.Count(data[w.counted:end], []byte{'\n'})
@@ -470,6 +544,8 @@ func (w *worker) scan(r io.Reader) error {
 
 // region looks at the complete lines of b.
 func (w *worker) region(b []byte) error {
+	w.cur = b
+	defer func() { w.cur = nil }()
 	p := w.q.pre
 	if p == nil || !p.byRun() {
 		for i := 0; i < len(b); {
@@ -512,16 +588,17 @@ func (w *worker) region(b []byte) error {
 func (w *worker) line(b []byte, s, end int) error {
 	w.lineNo += bytes.Count(b[w.counted:s], []byte{'\n'})
 	w.counted = s
+	if err := w.knowLate(); err != nil {
+		return err
+	}
 	line := b[s:end]
 	if len(line) > 1<<20 {
 		bigLines <- struct{}{}
 		defer func() { <-bigLines }()
 	}
 	Extract(w.meta.Format, line, &w.e)
-	w.cur, w.curAt = b, s
-	err := w.entry(&w.e, w.lineNo+1)
-	w.cur = nil
-	return err
+	w.curAt = s
+	return w.entry(&w.e, w.lineNo+1)
 }
 
 // entry matches one decoded entry and hands over its hits.
@@ -533,17 +610,7 @@ func (w *worker) entry(e *Entry, lineNo int) error {
 		return nil
 	}
 	fl := &w.opt.Filter
-	if !fl.Since.IsZero() || !fl.Until.IsZero() {
-		t, err := time.Parse(time.RFC3339Nano, w.lastTS)
-		if err != nil || !fl.Since.IsZero() && t.Before(fl.Since) || !fl.Until.IsZero() && !t.Before(fl.Until) {
-			return nil
-		}
-	}
-	model := e.Model
-	if model == "" {
-		model = w.meta.Model
-	}
-	if fl.Model != "" && !strings.Contains(strings.ToLower(model), strings.ToLower(fl.Model)) {
+	if !w.inTime() || !w.ofModel(e.Model) {
 		return nil
 	}
 	texts := make([]string, 0, len(e.Pieces))
@@ -583,6 +650,29 @@ func (w *worker) entry(e *Entry, lineNo int) error {
 		}
 	}
 	return nil
+}
+
+// inTime reports whether the entry being read (at the time last said,
+// lastTS) is within --since and --until.
+func (w *worker) inTime() bool {
+	fl := &w.opt.Filter
+	if fl.Since.IsZero() && fl.Until.IsZero() {
+		return true
+	}
+	t, err := time.Parse(time.RFC3339Nano, w.lastTS)
+	return err == nil && !(!fl.Since.IsZero() && t.Before(fl.Since) || !fl.Until.IsZero() && !t.Before(fl.Until))
+}
+
+// ofModel reports whether an entry of model (the session's when "") is
+// of the model --model names.
+func (w *worker) ofModel(model string) bool {
+	if w.opt.Filter.Model == "" {
+		return true
+	}
+	if model == "" {
+		model = w.meta.Model
+	}
+	return strings.Contains(strings.ToLower(model), strings.ToLower(w.opt.Filter.Model))
 }
 
 // toolOf is the tool of a piece, the call it answers looked up when the

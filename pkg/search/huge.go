@@ -22,7 +22,7 @@ var skipValues = map[string]bool{
 }
 
 // captured are keys whose (short) values tell what a hit is.
-var captured = map[string]bool{"type": true, "role": true, "name": true, "toolName": true, "timestamp": true, "uuid": true, "id": true}
+var captured = map[string]bool{"type": true, "role": true, "name": true, "toolName": true, "timestamp": true, "uuid": true, "id": true, "model": true}
 
 const window = 64 << 10
 
@@ -40,6 +40,7 @@ type stream struct {
 	capture  []byte
 	keep     bool // the string being read is searched
 	capt     bool // and its value is kept (a captured key's)
+	top      bool // the value being read is the line's own (not nested)
 	one      [utf8.UTFMax]byte
 	win      []byte
 	carry    int
@@ -85,6 +86,7 @@ func (s *stream) feed(b []byte) {
 				} else {
 					s.keep = !skipValues[string(s.cur)]
 					s.capt = captured[string(s.cur)]
+					s.top = len(s.stack) == 1
 					s.capture = s.capture[:0]
 				}
 			}
@@ -199,6 +201,9 @@ func (s *stream) endString() {
 	}
 	if s.capt {
 		k := string(s.cur)
+		if k == "timestamp" && s.top {
+			s.ts = string(s.capture) // the line's time, wherever it is in it
+		}
 		if _, seen := s.fields[k]; !seen || k == "type" || k == "role" || k == "name" || k == "toolName" {
 			s.fields[k] = string(s.capture)
 		}
@@ -305,6 +310,9 @@ func (s *stream) done() bool {
 // read from r through the worker's small buffer. It returns what was read
 // past the line's end.
 func (w *worker) huge(r io.Reader, data []byte) ([]byte, error) {
+	if err := w.knowLate(); err != nil {
+		return nil, err
+	}
 	st := newStream(w.q)
 	st.feed(data)
 	chunk := w.buf[:cap(w.buf)]
@@ -330,6 +338,9 @@ func (w *worker) huge(r io.Reader, data []byte) ([]byte, error) {
 	}
 	lineNo := w.lineNo + 1
 	w.lineNo++
+	if st.ts != "" {
+		w.lastTS = st.ts
+	}
 	if !st.done() {
 		return rest, nil
 	}
@@ -338,7 +349,10 @@ func (w *worker) huge(r io.Reader, data []byte) ([]byte, error) {
 	if fl.Roles != nil && !fl.Roles[p.Role] || fl.Kinds != nil && !fl.Kinds[p.Kind] || fl.Tool != "" && !equalFoldString(p.Tool, fl.Tool) {
 		return rest, nil
 	}
-	e := &Entry{ID: st.fields["uuid"], Timestamp: st.fields["timestamp"]}
+	if !w.inTime() || !w.ofModel(st.fields["model"]) {
+		return rest, nil
+	}
+	e := &Entry{ID: st.fields["uuid"], Timestamp: st.ts}
 	if e.ID == "" {
 		e.ID = st.fields["id"]
 	}
