@@ -2,6 +2,7 @@ package logcmd
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -25,6 +27,7 @@ import (
 	fsearch "github.com/panto-dev/panto/pkg/search"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/panto-dev/panto/pkg/tty"
+	"github.com/tidwall/gjson"
 )
 
 type searchCmd struct {
@@ -343,6 +346,11 @@ func (c *searchCmd) run(ctx context.Context, st store.Store, proc cli.IO, out *b
 	if err != nil {
 		return 0, err
 	}
+	if c.Session != "" {
+		if err := oneSession(c.Session, files, proc); err != nil {
+			return 0, err
+		}
+	}
 	seen := map[string]bool{} // agents' session ids searched in place
 	for _, f := range files {
 		if !strings.HasPrefix(f.Path, catalogBase(proc)) {
@@ -414,6 +422,70 @@ func catalogBase(proc cli.IO) string {
 		return "\x00"
 	}
 	return base + string(filepath.Separator)
+}
+
+// oneSession checks --session as every command that takes a session
+// checks its id (SPEC §15, one id): at least stores.MinPrefix characters,
+// and a prefix the ids of two sessions searched start with is exit 2,
+// naming them (a log and its import are one session). A prefix no
+// session has finds nothing (exit 1, as grep). A database's sessions are
+// told apart by the store (--store): not checked here.
+func oneSession(prefix string, files []fsearch.File, proc cli.IO) error {
+	if len(prefix) < stores.MinPrefix {
+		return exitcode.Usagef("--session %q: give at least %d characters of a session id", prefix, stores.MinPrefix)
+	}
+	low := strings.ToLower(prefix)
+	has := func(id string) bool { return id != "" && strings.HasPrefix(strings.ToLower(id), low) }
+	found := map[string]bool{} // by the session: an import's origin, else its id
+	base := catalogBase(proc)
+	for _, f := range files {
+		switch {
+		case f.Open != nil:
+		case strings.HasPrefix(f.Path, base):
+			id, origin := headerIDs(f.Path)
+			if has(id) || has(origin) {
+				found[cmp.Or(origin, id)] = true
+			}
+		default:
+			var ids []string
+			if !strings.HasSuffix(f.Path, ".jsonl") {
+				ids, _ = agents.Sessions(f.Path) // an OpenCode database's every session
+			}
+			if len(ids) == 0 {
+				ids = []string{logIDOf(f.Path)}
+			}
+			for _, id := range ids {
+				if has(id) {
+					found[id] = true
+				}
+			}
+		}
+	}
+	if len(found) < 2 {
+		return nil
+	}
+	e := &store.AmbiguousError{Prefix: prefix}
+	for id := range found {
+		e.IDs = append(e.IDs, id)
+	}
+	sort.Strings(e.IDs)
+	return exitcode.New(exitcode.Usage, fmt.Errorf("--session: %w", e))
+}
+
+// headerIDs are a panto session's id and its import's origin.id, from
+// its header line.
+func headerIDs(path string) (id, origin string) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO does not block the open
+	if err != nil {
+		return "", ""
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
+	if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
+		return "", ""
+	}
+	r := gjson.GetManyBytes(line, "id", "origin.id")
+	return strings.Clone(r[0].Str), strings.Clone(r[1].Str)
 }
 
 // logIDOf is the agent's session id of a log searched in place: from its
