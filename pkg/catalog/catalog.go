@@ -96,6 +96,10 @@ func Describe(path, cacheDir string) (store.Summary, error) {
 	// a machine whose clock was wrong): the file's time is more plausible.
 	if t, err := time.Parse(time.RFC3339Nano, st.LastTime); err == nil && t.Before(time.Now().Add(futureSlack)) {
 		s.Modified = t.UTC()
+	} else if s.Agent != "" && s.Agent != "panto" && !s.Created.IsZero() && st.LastTime == "" {
+		// An import holding no message: its file's time is when it was
+		// imported; its log's last activity is its header's time.
+		s.Modified = s.Created
 	}
 	return s, nil
 }
