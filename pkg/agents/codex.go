@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"crypto/sha256"
@@ -999,4 +1000,38 @@ func Paged(path string) bool {
 		}
 	}
 	return false
+}
+
+// codexForkTitle is the title of a forked rollout (a sub-agent's too):
+// its own first prompt, after the parent's history it replays, which
+// the reader's rule tells (replayEnds); ok is false for a rollout that
+// is no fork.
+func codexForkTitle(src Source) (title string, ok bool) {
+	first, _ := firstLine(src)
+	m := gjson.ParseBytes(first)
+	if m.Get("type").Str != "session_meta" || m.Get("payload.forked_from_id").Str == "" {
+		return "", false
+	}
+	s := codexState{replaying: true, forkTime: v7Time(m.Get("payload.id").Str)}
+	if s.forkTime.IsZero() {
+		s.forkTime, _ = time.Parse(time.RFC3339Nano, stamp(m.Get("payload.timestamp").Str))
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(src.R, 0, min(src.Size, titleBytes)), 64<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			for err == bufio.ErrBufferFull { // a line longer than the buffer: no prompt worth a title
+				_, err = br.ReadSlice('\n')
+			}
+		} else if s.replaying {
+			if l := gjson.ParseBytes(line); l.Get("type").Str == "turn_context" && s.replayEnds(l.Get("payload"), stamp(l.Get("timestamp").Str)) {
+				s.replaying = false
+			}
+		} else if t := titleOf(bytes.TrimSpace(line), Codex); t != "" {
+			return t, true
+		}
+		if err != nil {
+			return "", true
+		}
+	}
 }

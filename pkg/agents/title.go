@@ -23,6 +23,9 @@ func Title(src Source, f Format) string {
 			defer pages.close()
 			src.R, src.Size = pages, pages.size
 		}
+		if t, ok := codexForkTitle(src); ok { // a fork's own first prompt, not its parent's replayed
+			return t
+		}
 	}
 	if a := Of(f); a != nil && a.docList != "" {
 		if first, _, err := firstLineEnd(src); err == nil && !isObject(bytes.TrimSpace(first)) {
