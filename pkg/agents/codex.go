@@ -817,13 +817,34 @@ func codexThreadFiles(path, thread string, fresh bool) []string {
 	} else {
 		all = codexDir(dir)
 	}
-	var out []string
+	return codexByThread(all)[thread]
+}
+
+// codexThreads keeps the last listing's files by thread: a walk asks for
+// the thread of every file it meets, and parsing every name of the
+// listing each time made a walk of a tree quadratic in its files.
+var codexThreads struct {
+	sync.Mutex
+	all      []string
+	byThread map[string][]string
+}
+
+// codexByThread returns the paths of all by the thread their name says.
+func codexByThread(all []string) map[string][]string {
+	t := &codexThreads
+	t.Lock()
+	defer t.Unlock()
+	if len(all) > 0 && len(t.all) == len(all) && &t.all[0] == &all[0] {
+		return t.byThread // the same listing, kept
+	}
+	m := map[string][]string{}
 	for _, p := range all {
-		if t, _, ok := codexPageName(filepath.Base(p)); ok && t == thread {
-			out = append(out, p)
+		if th, _, ok := codexPageName(filepath.Base(p)); ok {
+			m[th] = append(m[th], p)
 		}
 	}
-	return out
+	t.all, t.byThread = all, m
+	return m
 }
 
 // codexDayRoot is the sessions tree a day directory (…/YYYY/MM/DD) is in,
