@@ -346,6 +346,10 @@ func (g *grammar) run(proc cli.IO, out io.Writer) (int, error) {
 		}
 	}
 	for _, k := range missingList(total.missing) {
+		if k == unnamedModel {
+			warn("no model is named for some replies (an OpenCode run stream names none): their cost is unknown (no price can be given for them)")
+			continue
+		}
 		warn("no price for %s in the price table: its cost is unknown (add it to models.toml)", k)
 	}
 	for _, k := range missingList(total.pricedAs) {

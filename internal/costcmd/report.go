@@ -290,6 +290,10 @@ func (r *row) json(by string, total bool) rowJSON {
 	return j
 }
 
+// unnamedModel is the model of replies whose log names none (an OpenCode
+// run stream): no price can be given for it.
+const unnamedModel = "unknown/unknown"
+
 func missingList(m map[string]bool) []string {
 	out := []string{}
 	for k := range m {
