@@ -434,17 +434,18 @@ func (c *converter) ocMessage(s *ocSession, m *ocMessage, older bool) error {
 		c.stats.Corrupt = append(c.stats.Corrupt, m.raw)
 		return nil
 	}
-	ts := msTime(info.Get("time.created").Int())
+	in := readOCInfo(info)
+	ts := msTime(in.created)
 	if ts == "" {
 		ts = msTime(m.created)
 	}
-	role := info.Get("role").Str
+	role := in.role
 	c.e = Entry{Line: m.raw, ID: c.id("message\x00" + m.id), ParentID: c.last, Timestamp: ts}
 	e := &c.e
 	switch role {
 	case "user":
 		e.Role = "user"
-		e.Provider, e.Model = ocName(info.Get("model.providerID").Str), ocName(info.Get("model.modelID").Str)
+		e.Provider, e.Model = ocName(in.model.Get("providerID").Str), ocName(in.model.Get("modelID").Str)
 		c.stats.add("user messages", 1)
 		if c.opt.Content {
 			e.Body = c.ocUserBody(m)
@@ -460,13 +461,13 @@ func (c *converter) ocMessage(s *ocSession, m *ocMessage, older bool) error {
 		return c.emit(e)
 	}
 	e.Role = "assistant"
-	e.Provider, e.Model = ocName(info.Get("providerID").Str), ocName(info.Get("modelID").Str)
-	e.Reply = ocReply(info, m.parts, older, m.id)
+	e.Provider, e.Model = ocName(in.provider), ocName(in.modelID)
+	e.Reply = ocReply(&in, m.parts, older, m.id)
 	c.stats.add("assistant messages", 1)
 	if c.opt.Content {
 		e.Body = c.ocAssistantBody(e, info, m)
 	}
-	provider, model, summary := e.Provider, e.Model, info.Get("summary").Bool()
+	provider, model, summary := e.Provider, e.Model, in.summary
 	if err := c.emit(e); err != nil {
 		return err
 	}
@@ -484,6 +485,71 @@ func (c *converter) ocMessage(s *ocSession, m *ocMessage, older bool) error {
 		return c.emit(&c.e)
 	}
 	return nil
+}
+
+// ocInfo is what panto reads of a message's info, in one pass over its
+// keys (the first of a repeated key, as gjson's Get).
+type ocInfo struct {
+	role, provider, modelID, finish string
+	created                         int64
+	summary                         bool
+	model, tokens, err              gjson.Result // {providerID, modelID} of a user message; usage; an error
+}
+
+func readOCInfo(v gjson.Result) ocInfo {
+	var in ocInfo
+	var seen uint16
+	v.ForEach(func(k, v gjson.Result) bool {
+		var bit uint16
+		switch k.Str {
+		case "role":
+			bit = 1
+		case "time":
+			bit = 2
+		case "model":
+			bit = 4
+		case "providerID":
+			bit = 8
+		case "modelID":
+			bit = 16
+		case "finish":
+			bit = 32
+		case "summary":
+			bit = 64
+		case "tokens":
+			bit = 128
+		case "error":
+			bit = 256
+		default:
+			return true
+		}
+		if seen&bit != 0 {
+			return true
+		}
+		seen |= bit
+		switch bit {
+		case 1:
+			in.role = v.Str
+		case 2:
+			in.created = v.Get("created").Int()
+		case 4:
+			in.model = v
+		case 8:
+			in.provider = v.Str
+		case 16:
+			in.modelID = v.Str
+		case 32:
+			in.finish = v.Str
+		case 64:
+			in.summary = v.Bool()
+		case 128:
+			in.tokens = v
+		case 256:
+			in.err = v
+		}
+		return true
+	})
+	return in
 }
 
 // ocName is a provider or model name, "unknown" for none.
@@ -511,9 +577,9 @@ func ocText(parts []ocPart) string {
 
 // ocReply is what an assistant message cost, by §2.4's rules, keyed by its
 // message id (the same in the database, the JSON tree and an export).
-func ocReply(info gjson.Result, parts []ocPart, older bool, id string) *Reply {
+func ocReply(info *ocInfo, parts []ocPart, older bool, id string) *Reply {
 	r := &Reply{Key: "opencode:" + id}
-	switch info.Get("finish").Str {
+	switch info.finish {
 	case "tool-calls":
 		r.StopReason = "toolUse"
 	case "stop":
@@ -523,23 +589,32 @@ func ocReply(info gjson.Result, parts []ocPart, older bool, id string) *Reply {
 	case "error", "content-filter":
 		r.StopReason = "error"
 	}
-	if info.Get("error").Exists() {
+	if info.err.Exists() {
 		r.StopReason = "error"
 	}
 	steps := 0
 	var sum session.Usage
 	for _, p := range parts {
-		v := gjson.Parse(p.data)
-		if v.Get("type").Str != "step-finish" {
+		var typ, tokens gjson.Result
+		gjson.Parse(p.data).ForEach(func(k, v gjson.Result) bool {
+			switch {
+			case k.Str == "type" && !typ.Exists():
+				typ = v
+			case k.Str == "tokens" && !tokens.Exists():
+				tokens = v
+			}
+			return true
+		})
+		if typ.Str != "step-finish" {
 			continue
 		}
-		if u, ok := ocUsage(v.Get("tokens"), older); ok {
+		if u, ok := ocUsage(tokens, older); ok {
 			steps++
 			sum = addUsage(sum, u)
 		}
 	}
 	if steps == 0 {
-		if u, ok := ocUsage(info.Get("tokens"), older); ok {
+		if u, ok := ocUsage(info.tokens, older); ok {
 			sum, steps = u, 1
 		}
 	}
@@ -564,13 +639,48 @@ func ocUsage(t gjson.Result, older bool) (session.Usage, bool) {
 	if !t.IsObject() {
 		return session.Usage{}, false
 	}
-	in, out, reason := t.Get("input").Int(), t.Get("output").Int(), t.Get("reasoning").Int()
-	cr, cw := t.Get("cache.read").Int(), t.Get("cache.write").Int()
+	var in, out, reason, cr, cw int64
+	var total gjson.Result
+	var seen uint8 // the first of a key repeated counts, as gjson's Get reads it
+	t.ForEach(func(k, v gjson.Result) bool {
+		var bit uint8
+		switch k.Str {
+		case "input":
+			bit = 1
+		case "output":
+			bit = 2
+		case "reasoning":
+			bit = 4
+		case "cache":
+			bit = 8
+		case "total":
+			bit = 16
+		default:
+			return true
+		}
+		if seen&bit != 0 { // a repeated key: the first one stands
+			return true
+		}
+		seen |= bit
+		switch bit {
+		case 1:
+			in = v.Int()
+		case 2:
+			out = v.Int()
+		case 4:
+			reason = v.Int()
+		case 8:
+			cr, cw = v.Get("read").Int(), v.Get("write").Int()
+		case 16:
+			total = v
+		}
+		return true
+	})
 	if in == 0 && out == 0 && reason == 0 && cr == 0 && cw == 0 {
 		return session.Usage{}, false
 	}
 	billed := out + reason // 1.18: reasoning beside output
-	if total := t.Get("total"); total.Type == gjson.Number {
+	if total.Type == gjson.Number {
 		if b := total.Int() - in - cr - cw; b == out {
 			billed = out // 1.2.x: reasoning inside output
 		}

@@ -52,6 +52,7 @@ type ocDB struct {
 	db       *sql.DB
 	snapshot string // the temporary directory of the snapshot, "" for the file itself
 	state    fileState
+	stmts    map[string]*sql.Stmt // load's queries, prepared once for every session
 }
 
 // fileState is what says the database file did not change under an
@@ -145,8 +146,8 @@ func (d *ocDB) takeSnapshot() (err error) {
 		}
 	}()
 	if d.db != nil {
-		d.db.Close()
-		d.db = nil
+		d.db.Close() // and its statements
+		d.db, d.stmts = nil, nil
 	}
 	dir, err := os.MkdirTemp("", "panto-opencode-*")
 	if err != nil {
@@ -351,15 +352,16 @@ func (d *ocDB) sessions(only string) ([]ocSessionRow, error) {
 
 // load reads a session's messages and their parts, in OpenCode's order:
 // messages by (time_created, id), parts by id. With content false, only
-// what a cost report needs is read of each part.
+// what a cost report needs is read of each part. No transaction is needed
+// for the two queries to read one state: the file is immutable (checked
+// after the session is read: ocDatabase), or a snapshot of panto's own.
 func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
-	tx, err := d.db.Begin() // one read transaction: the messages and parts of one moment
+	out := &ocSession{id: s.id, parent: s.parent, dir: s.dir, title: s.title, version: s.version, created: s.created}
+	msgs, err := d.stmt(`SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id`)
 	if err != nil {
 		return nil, d.sqlErr(err)
 	}
-	defer tx.Rollback()
-	out := &ocSession{id: s.id, parent: s.parent, dir: s.dir, title: s.title, version: s.version, created: s.created}
-	rows, err := tx.Query(`SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id`, s.id)
+	rows, err := msgs.Query(s.id)
 	if err != nil {
 		return nil, d.sqlErr(err)
 	}
@@ -379,12 +381,21 @@ func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
 	}
 	q := `SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id`
 	if !content {
-		// A cost report needs the step-finish parts' usage only: those
-		// that say "step-finish" (a search of the text, cheaper than
-		// parsing every part's JSON in SQL; ocReply checks the type).
-		q = `SELECT id, message_id, data FROM part WHERE session_id = ? AND instr(data, '"step-finish"') > 0 ORDER BY message_id, id`
+		// A cost report needs the step-finish parts' usage only. OpenCode
+		// writes most parts with their type first ({"type":"text",…}): the
+		// part's first 21 characters say whether it is one, and its text
+		// (a tool's output, a long reply) is not searched. The others
+		// (a step-finish begins {"reason":…}) are searched for
+		// "step-finish"; ocReply checks the type.
+		q = `SELECT id, message_id, data FROM part WHERE session_id = ? AND CASE substr(data, 1, 9)
+			WHEN '{"type":"' THEN substr(data, 10, 12) = 'step-finish"'
+			ELSE instr(data, '"step-finish"') > 0 END ORDER BY message_id, id`
 	}
-	prows, err := tx.Query(q, s.id)
+	parts, err := d.stmt(q)
+	if err != nil {
+		return nil, d.sqlErr(err)
+	}
+	prows, err := parts.Query(s.id)
 	if err != nil {
 		return nil, d.sqlErr(err)
 	}
@@ -404,6 +415,22 @@ func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
 		}
 	}
 	return out, d.sqlErr(prows.Err())
+}
+
+// stmt is the query q, prepared on the open database once.
+func (d *ocDB) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := d.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := d.db.Prepare(q)
+	if err != nil {
+		return nil, err
+	}
+	if d.stmts == nil {
+		d.stmts = map[string]*sql.Stmt{}
+	}
+	d.stmts[q] = st
+	return st, nil
 }
 
 // inode is fi's inode number, 0 where the system has none.

@@ -29,6 +29,8 @@ var (
 	gem   = flag.String("gemini", "", "write about -size bytes of Gemini CLI chats (JSON Lines) into this directory (GEMINI_CLI_HOME) instead")
 	gemj  = flag.String("gemini-json", "", "write about -size bytes of Gemini CLI whole-file chats (session-*.json) into this directory instead")
 	cop   = flag.String("copilot", "", "write about -size bytes of Copilot CLI sessions into this directory (COPILOT_CONFIG_DIR) instead")
+	oc    = flag.String("opencode", "", "write an opencode.db holding about -size bytes of JSON at this path instead")
+	ocsch = flag.String("opencode-schema", "testdata/opencode/schema.sql", "the tables of -opencode's database")
 	dense = flag.Bool("dense", false, "text dense in escapes and non-ASCII (quotes, backslashes, newlines, tabs, é, ü, 日本)")
 )
 
@@ -46,13 +48,15 @@ func main() {
 		err = writeGemini(*gemj, *size, true, r)
 	case *cop != "":
 		err = writeCopilot(*cop, *size, r)
+	case *oc != "":
+		err = writeOpenCode(*oc, *ocsch, *size, r)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	switch {
-	case *gem != "" || *gemj != "" || *cop != "":
+	case *gem != "" || *gemj != "" || *cop != "" || *oc != "":
 	case *cc != "":
 		if err := writeClaude(*cc, *size, r); err != nil {
 			fmt.Fprintln(os.Stderr, err)
