@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/ordered"
 	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/exitcode"
@@ -103,34 +104,19 @@ func (c *importCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io
 	if d := index.Dir(proc.Getenv); d != "" {
 		cache = filepath.Join(filepath.Dir(d), "import")
 	}
-	workers := runtime.GOMAXPROCS(0)
-	todo := make(chan *prepared, workers)
-	ordered := make(chan *prepared, 2*workers)
-	quit := make(chan struct{})
-	defer close(quit)
-	for range workers {
-		go func() {
-			for p := range todo {
-				p.prepare(st, from, c.From, cache)
-				close(p.done)
-			}
-		}()
-	}
-	walkErr := make(chan error, 1)
-	go func() {
-		defer close(ordered)
-		defer close(todo)
+	var n imported
+	prog := cli.NewProgress(proc, name, "logs imported")
+	defer prog.Clear()
+	proc.Stderr = prog.Writer(proc.Stderr) // what is said clears the progress line first
+	// The logs are identified and converted on every core (prepare), and
+	// committed in the order of the arguments and the walk.
+	produce := func(send func(*prepared) bool) error {
 		for _, arg := range paths {
 			taken := 0
 			each := func(path string, err error) error {
 				taken++
-				p := &prepared{path: path, err: err, named: path == arg, done: make(chan struct{})}
-				for _, ch := range []chan *prepared{ordered, todo} {
-					select {
-					case ch <- p:
-					case <-quit:
-						return errStopImport
-					}
+				if !send(&prepared{path: path, err: err, named: path == arg}) {
+					return errStopImport
 				}
 				return nil
 			}
@@ -145,17 +131,13 @@ func (c *importCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io
 				}
 			}
 			if err != nil {
-				walkErr <- err
-				return
+				return err
 			}
 		}
-	}()
-	var n imported
-	prog := cli.NewProgress(proc, name, "logs imported")
-	defer prog.Clear()
-	proc.Stderr = prog.Writer(proc.Stderr) // what is said clears the progress line first
-	for p := range ordered {
-		<-p.done
+		return nil
+	}
+	prepare := func(p *prepared) { p.prepare(st, from, c.From, cache) }
+	err = ordered.Run(context.Background(), runtime.GOMAXPROCS(0), produce, prepare, func(p *prepared) error {
 		prog.Step()
 		err := p.commit(ctx, st, proc, out, &n, c.Force)
 		var finding errFinding
@@ -176,13 +158,10 @@ func (c *importCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io
 			n.failed++
 			cli.Errorf(proc.Stderr, name, "import %s: %v", p.path, err)
 		}
-	}
-	select {
-	case err := <-walkErr:
-		if !errors.Is(err, errStopImport) {
-			return 0, err
-		}
-	default:
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopImport) {
+		return 0, err
 	}
 	fmt.Fprintf(proc.Stderr, "%s: into %s: %d entries in %d sessions new, %d grown, %d changed, %d unchanged, %d skipped",
 		name, st.Where(), n.entries, n.created, n.grew, n.changed, n.unchanged, n.skipped)
@@ -219,10 +198,8 @@ func stateOf(fi os.FileInfo) sourceState {
 // prepared is one log on its way: converted by a worker (a temporary
 // file), then written by the importer, in order.
 type prepared struct {
-	path string
-	err  error
-	done chan struct{}
-
+	path      string
+	err       error
 	named     bool // given as an argument, not found in a directory
 	notFile   bool // no regular file to read: a dangling link, a FIFO
 	unchanged bool // since its last import, by its state

@@ -2,11 +2,14 @@ package scan
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"sync"
 
+	"github.com/panto-dev/panto/internal/ordered"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -325,7 +328,6 @@ type chunk struct {
 	text   []byte   // a worker's buffer for the text of tool inputs
 	hashes []uint64 // the hashes of the lines' tool ids
 	err    error
-	done   chan struct{}
 }
 
 type chunkLine struct {
@@ -372,46 +374,44 @@ func (l *Log) scanSmall(r io.Reader, size int64, opt ScanOptions) error {
 	return nil
 }
 
+// scanParallel cuts the input into chunks (produce), classifies their
+// lines on every core, and indexes them in file order.
 func (l *Log) scanParallel(r io.Reader, opt ScanOptions) error {
 	workers := runtime.GOMAXPROCS(0)
-	work := make(chan *chunk, workers)
-	ordered := make(chan *chunk, 2*workers)
-	quit := make(chan struct{})
-	defer close(quit)
 	free := make(chan *chunk, 4*workers) // chunks done with, to be filled again
-	go produce(r, work, ordered, free, quit)
-	for range workers {
-		go func() {
-			for ch := range work {
-				ch.classify(&opt)
-				close(ch.done)
-			}
-		}()
-	}
 	n := 0
-	for ch := range ordered {
-		<-ch.done
-		for i := range ch.lines {
-			if j := i + prefetchAhead; j < len(ch.lines) {
-				l.ids.prefetch(ch.lines[j].c.idHash)
+	err := ordered.Run(context.Background(), workers,
+		func(send func(*chunk) bool) error { produce(r, free, send); return nil },
+		func(ch *chunk) { ch.classify(&opt) },
+		func(ch *chunk) error {
+			for i := range ch.lines {
+				if j := i + prefetchAhead; j < len(ch.lines) {
+					l.ids.prefetch(ch.lines[j].c.idHash)
+				}
+				cl := &ch.lines[i]
+				n++
+				if !l.step(n, ch.base+int64(cl.start), ch.data[cl.start:cl.end], cl.term, &cl.c, opt) {
+					return errStopped
+				}
+				Poison(ch.data[cl.start:cl.end]) // the chunk is reused for the lines after
 			}
-			cl := &ch.lines[i]
-			n++
-			if !l.step(n, ch.base+int64(cl.start), ch.data[cl.start:cl.end], cl.term, &cl.c, opt) {
-				return nil
+			if ch.err != nil {
+				return ch.err
 			}
-			Poison(ch.data[cl.start:cl.end]) // the chunk is reused for the lines after
-		}
-		if ch.err != nil {
-			return ch.err
-		}
-		select { // nothing keeps a chunk's bytes once its lines are indexed
-		case free <- ch:
-		default:
-		}
+			select { // nothing keeps a chunk's bytes once its lines are indexed
+			case free <- ch:
+			default:
+			}
+			return nil
+		})
+	if err == errStopped {
+		return nil
 	}
-	return nil
+	return err
 }
+
+// errStopped ends a parallel scan that step stopped (StopAtCorrupt).
+var errStopped = errors.New("scan: stopped")
 
 func (ch *chunk) classify(opt *ScanOptions) {
 	for start := 0; start < len(ch.data); {
@@ -431,10 +431,8 @@ func (ch *chunk) classify(opt *ScanOptions) {
 
 // produce cuts the input into chunks of whole lines (a line longer than a
 // chunk makes a longer chunk: there is no line-length limit).
-func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit <-chan struct{}) {
+func produce(r io.Reader, free <-chan *chunk, send func(*chunk) bool) {
 	sec, _ := r.(io.ReaderAt) // a file section, a file, a store's reader: read ahead to size a long line
-	defer close(work)
-	defer close(ordered)
 	var carry []byte
 	base := int64(0)
 	for {
@@ -471,7 +469,7 @@ func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit 
 			copy(grown, buf)
 			buf = grown
 		}
-		ch := &chunk{base: base, lines: lines, text: text, hashes: hashes, done: make(chan struct{})}
+		ch := &chunk{base: base, lines: lines, text: text, hashes: hashes}
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
 			ch.data, ch.last, carry = buf, true, nil
@@ -482,17 +480,7 @@ func produce(r io.Reader, work, ordered chan<- *chunk, free <-chan *chunk, quit 
 			ch.data, carry = buf[:cut], buf[cut:]
 		}
 		base += int64(len(ch.data))
-		select {
-		case ordered <- ch:
-		case <-quit:
-			return
-		}
-		select {
-		case work <- ch:
-		case <-quit:
-			return
-		}
-		if ch.last {
+		if !send(ch) || ch.last {
 			return
 		}
 	}
