@@ -263,6 +263,25 @@ func TestSearchSameHits(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = append(files, search.File{Path: extra, Format: agents.Panto, ModTime: time.Now(), Size: int64(len(src))})
+	// One whose tool result is over TextMax (not indexed: a candidate for
+	// every query) and over the 4 MiB a search holds (read as a stream).
+	huge := filepath.Join(dir, "huge.jsonl")
+	hid := "01a232e4-4db3-7556-907c-f9d5fda4e0d2"
+	hsrc := `{"type":"session","version":1,"id":"` + hid + `","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/home/u/huge"}` + "\n" +
+		`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-04-27T14:00:01.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"dump it"}]}}` + "\n" +
+		`{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-04-27T14:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolUse","id":"c9","name":"cat","input":"{\"path\":\"big\"}"}],"provider":"p","model":"m","stopReason":"toolUse","usage":{"input":1,"output":1}}}` + "\n" +
+		`{"type":"message","id":"u2","parentId":"a1","timestamp":"2026-04-27T14:00:03.000Z","message":{"role":"user","content":[{"type":"toolResult","toolUseId":"c9","content":"` + strings.Repeat("x", 5<<20) + ` zqhuge Kafka end"}]}}` + "\n"
+	if err := os.WriteFile(huge, []byte(hsrc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pushFile(ctx, p, huge); err != nil {
+		t.Fatal(err)
+	}
+	files = append([]search.File{{Path: huge, Format: agents.Panto, ModTime: time.Now(), Size: int64(len(hsrc))}}, files...)
+	var nulls int
+	if err := p.conn.QueryRow(ctx, `SELECT count(*) FROM panto_entries WHERE search_text IS NULL`).Scan(&nulls); err != nil || nulls != 1 {
+		t.Fatalf("%d rows not indexed (%v), want the huge one", nulls, err)
+	}
 	ids := map[string]string{} // path → session id
 	for _, f := range files {
 		h, _ := os.ReadFile(f.Path)
@@ -301,6 +320,8 @@ func TestSearchSameHits(t *testing.T) {
 		{name: "limit", words: []string{"round"}, limit: 7},
 		{name: "filter before limit", words: []string{"kafka"}, fl: search.Filter{Roles: map[string]bool{"tool": true}}, limit: 1},
 		{name: "none", words: []string{"zzqqnothing"}},
+		{name: "in a huge result", words: []string{"zqhuge"}},
+		{name: "in a huge result, filtered", words: []string{"zqhuge"}, fl: search.Filter{Roles: map[string]bool{"tool": true}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
