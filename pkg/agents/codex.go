@@ -30,7 +30,10 @@ import (
 // counting. An advance goes on the last reply it covers (the others since
 // the previous advance carry zero), so replies wait in a queue until their
 // advance comes. A forked rollout first replays its parent's history,
-// token counts included: that prefix sets the baseline and is no usage.
+// token counts included: that prefix sets the baseline and is no usage;
+// its first count of its own is its request's (last_token_usage): a
+// spawned sub-agent's counter starts again at zero, an ordinary fork's
+// total carries its parent's.
 
 // tokens is Codex's TokenUsage: input includes cached input, output
 // includes reasoning.
@@ -273,22 +276,30 @@ func (c *converter) tokenCount(s *codexState, info gjson.Result) error {
 	if last := info.Get("last_token_usage"); last.IsObject() {
 		s.context = last.Get("input_tokens").Int() + last.Get("output_tokens").Int()
 	}
+	if s.replaying {
+		s.base = total
+		c.stats.add("replayed token counts (the parent's usage)", 1)
+		return nil
+	}
 	var d tokens
 	first := !s.counted
 	s.counted = true
 	switch {
-	case s.replaying:
-		s.base = total
-		c.stats.add("replayed token counts (the parent's usage)", 1)
-		return nil
 	case first && s.inherits:
-		// A fork's first total (a page's read alone) carries its
-		// parent's: its own usage is the request's, the rest the baseline.
+		// A fork's first count of its own: a sub-agent's counter starts
+		// again at zero, an ordinary fork's total carries its parent's
+		// (a page's read alone, the pages' before it), maybe above the
+		// replayed baseline either way: its usage is its request's.
 		last := info.Get("last_token_usage")
-		if d = readTokens(last); !last.IsObject() || !total.covers(d) {
+		switch d = readTokens(last); {
+		case last.IsObject() && total.covers(d):
+			if d != total {
+				c.stats.add("token totals carrying the parent's (a baseline, not counted)", 1)
+			}
+		case total.covers(s.base):
+			d = total.minus(s.base)
+		default:
 			d = total
-		} else if d != total {
-			c.stats.add("token totals carrying the parent's (a baseline, not counted)", 1)
 		}
 	case total.covers(s.base):
 		d = total.minus(s.base)

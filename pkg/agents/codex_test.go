@@ -260,3 +260,31 @@ func TestCodexPageName(t *testing.T) {
 		}
 	}
 }
+
+// A sub-agent whose counter, started again at zero, is above its
+// parent's replayed total after its first request (a short parent, a
+// long first prompt): its first count is its request's (1200 input, 150
+// output), not the advance over the parent's total (200, 50); the next
+// is the advance of its own counter (300, 30).
+func TestCodexSubagentRestartAbove(t *testing.T) {
+	tok := func(ts string, in, out, lin, lout int) string {
+		return `{"timestamp":"` + ts + `","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":` + itoa(in) + `,"output_tokens":` + itoa(out) + `},"last_token_usage":{"input_tokens":` + itoa(lin) + `,"output_tokens":` + itoa(lout) + `}}}}` + "\n"
+	}
+	log := `{"timestamp":"2026-03-01T12:00:00.000Z","type":"session_meta","payload":{"id":"` + threadS + `","forked_from_id":"` + threadA + `","source":{"subagent":{"thread_spawn":{"parent_thread_id":"` + threadA + `","depth":1}}}}}` + "\n" +
+		`{"timestamp":"2026-03-01T12:00:00.010Z","type":"session_meta","payload":{"id":"` + threadA + `","source":"cli"}}` + "\n" +
+		`{"timestamp":"2026-03-01T12:00:00.020Z","type":"turn_context","payload":{"model":"gpt-x","turn_id":"019ca8d7-2d00-7000-8000-0000000000c2"}}` + "\n" +
+		`{"timestamp":"2026-03-01T12:00:00.030Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"parent reply"}]}}` + "\n" +
+		tok("2026-03-01T12:00:00.040Z", 1000, 100, 1000, 100) +
+		`{"timestamp":"2026-03-01T12:00:01.000Z","type":"turn_context","payload":{"model":"gpt-x","turn_id":"019ca945-0a00-7000-8000-0000000000d2"}}` + "\n" +
+		`{"timestamp":"2026-03-01T12:00:02.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"step"}]}}` + "\n" +
+		tok("2026-03-01T12:00:02.100Z", 1200, 150, 1200, 150) +
+		`{"timestamp":"2026-03-01T12:00:03.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}}` + "\n" +
+		tok("2026-03-01T12:00:03.100Z", 1500, 180, 300, 30)
+	rs, err := replies(t, []byte(log), Codex, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := usageOf(rs), (session.Usage{Input: 1500, Output: 180}); got != want {
+		t.Errorf("usage %+v, want %+v (its own counter's, once)", got, want)
+	}
+}
