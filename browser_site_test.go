@@ -26,6 +26,14 @@ func TestBrowserSite(t *testing.T) {
 	home := t.TempDir()
 	attack := `<script>document.title='PWNED';document.documentElement.setAttribute('data-pwned','1')</script><img src=x onerror="document.title='PWNED'">`
 	str := func(s string) string { return string(rawjson.AppendString(nil, s)) }
+	// The images: a png shown; an SVG that would run a script, bad
+	// base64, a png named a jpeg, a gif over 1 MiB, and a data: URL's
+	// breakout, each named and not shown.
+	img := func(media, data string) string {
+		return `{"type":"image","source":{"type":"base64","media_type":` + str(media) + `,"data":` + str(data) + `}}`
+	}
+	images := strings.Join([]string{img("image/png", sitePNG), img("image/svg+xml", siteSVG), img("image/png", `x" onerror="document.title='PWNED'`),
+		img("image/jpeg", sitePNG), img("image/gif", strings.Repeat("R0lG", 400_000)), img(`image/png;base64,AAAA" onerror="document.title='PWNED'`, sitePNG)}, ",")
 	cwd := "/p/" + attack
 	dir := filepath.Join(home, ".claude", "projects", "-p-attack")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -33,6 +41,7 @@ func TestBrowserSite(t *testing.T) {
 	}
 	log := `{"parentUuid":null,"cwd":` + str(cwd) + `,"sessionId":"0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c","type":"user","uuid":"u1","timestamp":"2026-02-10T10:20:00.000Z","message":{"role":"user","content":` + str(attack) + `}}
 {"parentUuid":"u1","cwd":` + str(cwd) + `,"sessionId":"0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c","type":"assistant","uuid":"u2","timestamp":"2026-02-10T10:20:01.000Z","requestId":"r1","message":{"id":"m1","type":"message","role":"assistant","model":"claude-opus-4-6","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":1000,"output_tokens":100}}}
+{"parentUuid":"u2","cwd":` + str(cwd) + `,"sessionId":"0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c","type":"user","uuid":"u3","timestamp":"2026-02-10T10:20:02.000Z","message":{"role":"user","content":[{"type":"text","text":"images"},` + images + `]}}
 `
 	if err := os.WriteFile(filepath.Join(dir, "0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c.jsonl"), []byte(log), 0o600); err != nil {
 		t.Fatal(err)
@@ -77,7 +86,7 @@ func TestBrowserSite(t *testing.T) {
 	}
 	// The script ran: the time is in the reader's zone, its UTC form its
 	// tooltip.
-	if !strings.Contains(dom, `<time datetime="2026-02-10T10:20:01Z" title="2026-02-10T10:20:01Z">2026-02-10 19:20 UTC+09:00</time>`) {
+	if !strings.Contains(dom, `<time datetime="2026-02-10T10:20:02Z" title="2026-02-10T10:20:02Z">2026-02-10 19:20 UTC+09:00</time>`) {
 		t.Error("the index's script did not run (no time in the reader's zone)")
 	}
 	browse(t, index, "--window-size=1280,900", "--screenshot="+artifact(t, "site-1280.png"))
@@ -105,12 +114,32 @@ func TestBrowserSite(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<time datetime="2026-02-10T10:20:00Z" title="2026-02-10T10:20:00Z">2026-02-10 19:20:00 UTC+09:00</time>`, // a message
-		`<time datetime="2026-02-10T10:20:01Z" title="2026-02-10T10:20:01Z">2026-02-10 19:20 UTC+09:00</time>`,    // the summary's span
+		`<time datetime="2026-02-10T10:20:02Z" title="2026-02-10T10:20:02Z">2026-02-10 19:20 UTC+09:00</time>`,    // the summary's span
 	} {
 		if !strings.Contains(pdom, want) {
 			t.Errorf("the session's page does not show %s (its script did not run?)", want)
 		}
 	}
+	// One image shown, as a data: URL of a png; the others named.
+	if n := strings.Count(pdom, "<img "); n != 1 || !strings.Contains(pdom, `<img src="data:image/png;base64,`+sitePNG+`"`) {
+		t.Errorf("the page shows %d images, want the png alone", n)
+	}
+	for _, want := range []string{"not shown, a page shows png, jpeg, gif and webp only", "its data is not valid base64, not shown",
+		"its bytes are not a jpeg image, not shown", "(image/gif, 1.1 MiB): larger than 1.0 MiB, not shown"} {
+		if !strings.Contains(pdom, want) {
+			t.Errorf("the page does not say %q", want)
+		}
+	}
+	if strings.Contains(pdom, "data:image/svg") || strings.Contains(pdom, siteSVG) {
+		t.Error("the SVG is in the page")
+	}
 	browse(t, p, "--window-size=1280,900", "--screenshot="+artifact(t, "site-session-1280.png"))
 	browse(t, p, "--window-size=390,900", "--screenshot="+artifact(t, "site-session-390.png"))
 }
+
+// sitePNG is a 96×48 png of four coloured bands; siteSVG an SVG whose
+// script would set the title.
+const (
+	sitePNG = "iVBORw0KGgoAAAANSUhEUgAAAGAAAAAwCAIAAABhdOiYAAAAb0lEQVR42u3QMQ0AIAwAMOTswwBKeLCBHDxgAiXowMQekiZV0FLHTnFnpIjVU5xoKYogQYIECRIkSJAgQYIECRIkSJAgQYIECRIkSJAgQYIECRIkSJAgQYIECRIkSJAgQYIECRIkSJAgQYIE/RH0AKim38tUot/iAAAAAElFTkSuQmCC"
+	siteSVG = "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIG9ubG9hZD0iZG9jdW1lbnQudGl0bGU9J1BXTkVEJyI+PHNjcmlwdD5kb2N1bWVudC50aXRsZT0nUFdORUQnPC9zY3JpcHQ+PC9zdmc+"
+)

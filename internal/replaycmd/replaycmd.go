@@ -118,7 +118,7 @@ func (g *grammar) run(proc cli.IO, out *bufio.Writer) (int, error) {
 	}
 	defer closeFn()
 	src, srcSize := r, size // the log as given, for its subagents
-	r, size, left, f, err := foreign(proc, r, size, label, g.session)
+	r, size, left, f, err := foreign(proc, r, size, label, g.session, g.Format == "html")
 	if err != nil {
 		return 0, err
 	}
@@ -232,7 +232,8 @@ func (g *grammar) run(proc cli.IO, out *bufio.Writer) (int, error) {
 // foreign turns another agent's log into the panto session it becomes (in
 // a temporary file), so that it replays as one, and says how many of its
 // lines the reader left out; a log in no known format is an error.
-func foreign(proc cli.IO, r io.ReaderAt, size int64, label, session string) (io.ReaderAt, int64, int, agents.Format, error) {
+// A page (images) is given the log's images too (agents.Source.Images).
+func foreign(proc cli.IO, r io.ReaderAt, size int64, label, session string, images bool) (io.ReaderAt, int64, int, agents.Format, error) {
 	f, err := agents.Sniff(r, size)
 	switch {
 	case err != nil:
@@ -242,7 +243,7 @@ func foreign(proc cli.IO, r io.ReaderAt, size int64, label, session string) (io.
 	case f == agents.Unknown:
 		return nil, 0, 0, f, exitcode.Findingsf("%s: %v", label, agents.ErrNotALog)
 	}
-	tmp, n, st, err := agents.Convert(agents.Source{Path: label, R: r, Size: size, Session: session}, f)
+	tmp, n, st, err := agents.Convert(agents.Source{Path: label, R: r, Size: size, Session: session, Images: images}, f)
 	var several *agents.ErrSeveralSessions
 	switch {
 	case errors.As(err, &several):
@@ -301,7 +302,7 @@ func openSubagent(sub agents.Subagent) (*replay.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, n, _, err := agents.Convert(agents.Source{Path: sub.From, R: bytes.NewReader(log), Size: int64(len(log))}, agents.Claude)
+	tmp, n, _, err := agents.Convert(agents.Source{Path: sub.From, R: bytes.NewReader(log), Size: int64(len(log)), Images: true}, agents.Claude)
 	if err != nil {
 		return nil, err
 	}

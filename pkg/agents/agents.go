@@ -177,6 +177,13 @@ type Source struct {
 	// Session is the one session to read of a log that holds several (an
 	// OpenCode database); "" reads them all, each a header and its entries.
 	Session string
+	// Images keeps the images of the log (for a page to show): a text
+	// block that names an image gets its data as an "image" member
+	// ({"mimeType","data"}: base64), a tool result the images of its
+	// content as "images" ([…] of the same). Every other reader of the
+	// session sees the text naming each image, as without it; an import
+	// never sets it, so the sessions it writes do not change.
+	Images bool
 }
 
 // Origin is where an imported session came from: its header's "origin".

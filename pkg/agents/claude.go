@@ -561,7 +561,25 @@ func (c *converter) claudeBlock(b []byte, blk gjson.Result, nb *int) []byte {
 		if ct := member(blk.Raw, "content"); len(ct) > 0 && ct[0] == '"' {
 			b = append(b, ct...) // a JSON string already: not copied twice more
 		} else {
-			b = rawjson.AppendString(b, c.resultText(gjson.Parse(str(ct))))
+			v := gjson.Parse(str(ct))
+			b = rawjson.AppendString(b, c.resultText(v))
+			if c.src.Images {
+				n := 0
+				v.ForEach(func(_, blk gjson.Result) bool {
+					if blk.Get("type").Str == "image" {
+						sep := ","
+						if n == 0 {
+							sep = `,"images":[`
+						}
+						b = appendImage(b, sep, blk.Get("source"))
+						n++
+					}
+					return true
+				})
+				if n > 0 {
+					b = append(b, ']')
+				}
+			}
 		}
 		if get("is_error").Bool() {
 			b = append(b, `,"isError":true`...)
@@ -569,7 +587,12 @@ func (c *converter) claudeBlock(b []byte, blk gjson.Result, nb *int) []byte {
 		return append(b, '}')
 	case "image", "document":
 		c.stats.add(typ+"s named in text", 1)
-		return appendBlock(b, "text", "text", rawjson.AppendString(nil, mediaText(typ, get("source"))))
+		b = appendBlock(b, "text", "text", rawjson.AppendString(nil, mediaText(typ, get("source"))))
+		if typ == "image" && c.src.Images {
+			b = appendImage(b[:len(b)-1], `,"image":`, get("source"))
+			b = append(b, '}')
+		}
+		return b
 	default:
 		c.stats.add(typ+" blocks kept as text", 1)
 		return appendBlock(b, "text", "text", rawjson.AppendString(nil, "["+typ+"] "+blk.Raw))
@@ -649,6 +672,23 @@ func appendBlock(b []byte, typ, field string, raw []byte) []byte {
 	b = append(b, field...)
 	b = append(b, `":`...)
 	b = append(b, raw...)
+	return append(b, '}')
+}
+
+// appendImage appends sep and an image of a Claude source
+// ({"type":"base64","media_type","data"}) as {"mimeType","data"} (a
+// source of a URL: {"mimeType":"","url"}); the page decides what it shows.
+func appendImage(b []byte, sep string, src gjson.Result) []byte {
+	b = append(b, sep...)
+	b = append(b, `{"mimeType":`...)
+	b = append(b, strRaw(src.Get("media_type"))...)
+	if u := src.Get("url"); u.Type == gjson.String {
+		b = append(b, `,"url":`...)
+		b = append(b, u.Raw...)
+	} else {
+		b = append(b, `,"data":`...)
+		b = append(b, strRaw(src.Get("data"))...)
+	}
 	return append(b, '}')
 }
 

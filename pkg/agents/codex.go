@@ -390,6 +390,12 @@ func (c *converter) responseItem(s *codexState, n int, ts string, p gjson.Result
 			case "input_image":
 				c.stats.add("images named in text", 1)
 				b = appendBlock(b, "text", "text", rawjson.AppendString(nil, dataURLText(v.Get("image_url").Str)))
+				if rest, ok := strings.CutPrefix(v.Get("image_url").Str, "data:"); ok && c.src.Images {
+					media, data, _ := strings.Cut(rest, ",")
+					media, _ = strings.CutSuffix(media, ";base64")
+					b = append(rawjson.AppendString(append(b[:len(b)-1], `,"image":{"mimeType":`...), media), `,"data":`...)
+					b = append(rawjson.AppendString(b, data), "}}"...)
+				}
 			default:
 				c.stats.add("content parts kept as text", 1)
 				b = appendBlock(b, "text", "text", rawjson.AppendString(nil, v.Raw))

@@ -219,6 +219,25 @@ func (c *converter) piBody(e *Entry, msg gjson.Result, role string) []byte {
 		blk := append([]byte(`{"type":"toolResult","toolUseId":`), strRaw(msg.Get("toolCallId"))...)
 		blk = append(blk, `,"content":`...)
 		blk = rawjson.AppendString(blk, strings.Join(parts, "\n"))
+		if c.src.Images && content.IsArray() {
+			n := 0
+			content.ForEach(func(_, v gjson.Result) bool {
+				if v.Get("type").Str == "image" {
+					if n == 0 {
+						blk = append(blk, `,"images":[`...)
+					} else {
+						blk = append(blk, ',')
+					}
+					blk = append(append(blk, `{"mimeType":`...), strRaw(v.Get("mimeType"))...)
+					blk = append(append(append(blk, `,"data":`...), strRaw(v.Get("data"))...), '}')
+					n++
+				}
+				return true
+			})
+			if n > 0 {
+				blk = append(blk, ']')
+			}
+		}
 		if msg.Get("isError").Bool() {
 			blk = append(blk, `,"isError":true`...)
 		}
@@ -254,7 +273,12 @@ func (c *converter) piBody(e *Entry, msg gjson.Result, role string) []byte {
 				blk = rawjson.AppendString(blk, args)
 				add(append(blk, '}'))
 			default:
-				add(appendBlock(nil, "text", "text", rawjson.AppendString(nil, c.piText(v))))
+				blk := appendBlock(nil, "text", "text", rawjson.AppendString(nil, c.piText(v)))
+				if v.Get("type").Str == "image" && c.src.Images {
+					blk = append(append(blk[:len(blk)-1], `,"image":{"mimeType":`...), strRaw(v.Get("mimeType"))...)
+					blk = append(append(append(blk, `,"data":`...), strRaw(v.Get("data"))...), "}}"...)
+				}
+				add(blk)
 			}
 			return true
 		})

@@ -449,8 +449,9 @@ type blockView struct {
 	Missing   bool          // a call with no result on the path
 	Sub       *subagentView // the subagent a call started
 	Signature bool
-	Error     bool // a result the tool marked as an error (is_error)
-	Cut       int  // bytes of the text not shown (HTMLOptions.Pages' MaxText)
+	Error     bool        // a result the tool marked as an error (is_error)
+	Cut       int         // bytes of the text not shown (HTMLOptions.Pages' MaxText)
+	Images    []imageView // an image block's image; a result's images
 	// A call read by what its tool does (toolKind): "shell" (Cmd, and
 	// its result's Exit), "edit" (Path, Diff), "read" or "write" (Path).
 	Tool, Cmd, Path, Exit string
@@ -642,6 +643,10 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 		case "text":
 			t, cut := s.cut(textField(b, "text"))
 			t = clean(t)
+			if img := b.Get("image"); img.IsObject() { // a text naming an image, and the image (agents.Source.Images)
+				v.Blocks = append(v.Blocks, blockView{Kind: "image", Text: t, Images: []imageView{imageOf(img)}})
+				return true
+			}
 			switch {
 			case n.Role == session.User && session.Internal(t):
 				v.Blocks = append(v.Blocks, blockView{Kind: "internal", Text: t, Name: internalTag(t), Lines: lines(t), Cut: cut})
@@ -697,7 +702,7 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 			}
 			t, cut := s.cut(textField(b, "content"))
 			t = clean(t)
-			v.Blocks = append(v.Blocks, blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines, Error: b.Get("isError").Bool(), Cut: cut})
+			v.Blocks = append(v.Blocks, blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines, Error: b.Get("isError").Bool(), Cut: cut, Images: imagesOf(b)})
 		}
 		return true
 	})
@@ -709,6 +714,75 @@ func (s *Session) view(i int32, line, m []byte, results map[string]int32, shown 
 		v.Internal = v.Internal && b.Kind == "internal"
 	}
 	return v, nil
+}
+
+// imageMax is the largest image a page shows (decoded); a larger one is
+// named with its size.
+const imageMax = 1 << 20
+
+// imageMagic is how each type a page shows begins: raster images only,
+// which run nothing. Never SVG, which can hold a script; an image whose
+// bytes are not of its type is not shown either.
+var imageMagic = map[string][]string{
+	"image/png":  {"\x89PNG\r\n\x1a\n"},
+	"image/jpeg": {"\xff\xd8\xff"},
+	"image/gif":  {"GIF87a", "GIF89a"},
+	"image/webp": {"RIFF"}, // and "WEBP" at 8
+}
+
+// imageView is an image as a page shows it: a data: URL made of bytes
+// checked to be an image of its type, or a note saying why it is not
+// shown.
+type imageView struct {
+	Src  template.URL
+	Note string
+}
+
+// imagesOf is the images of a tool result block (its "images" member).
+func imagesOf(b gjson.Result) []imageView {
+	var out []imageView
+	b.Get("images").ForEach(func(_, img gjson.Result) bool {
+		out = append(out, imageOf(img))
+		return true
+	})
+	return out
+}
+
+// imageOf checks an image ({"mimeType","data"} base64, or {"url"}) and
+// makes it a data: URL when it is a png, jpeg, gif or webp of at most
+// imageMax bytes whose base64 decodes and whose bytes begin as its type
+// does; else a note says what it is and why it is not shown.
+func imageOf(img gjson.Result) imageView {
+	media := strings.ToLower(strings.TrimSpace(img.Get("mimeType").Str))
+	if u := img.Get("url"); u.Exists() {
+		return imageView{Note: "an image at " + clean(u.Str) + ": not fetched"}
+	}
+	data := img.Get("data").Str
+	n := len(data)/4*3 + len(data)%4*3/4
+	what := "an image (" + clean(media) + ", " + sizeText(n) + ")"
+	magic, ok := imageMagic[media]
+	switch {
+	case !ok:
+		return imageView{Note: what + ": not shown, a page shows png, jpeg, gif and webp only"}
+	case n > imageMax:
+		return imageView{Note: what + ": larger than " + sizeText(imageMax) + ", not shown"}
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(data)
+	if err != nil || len(data)%4 != 0 || strings.ContainsAny(data, "\r\n") {
+		return imageView{Note: what + ": its data is not valid base64, not shown"}
+	}
+	good := false
+	for _, m := range magic {
+		good = good || strings.HasPrefix(string(raw), m)
+	}
+	if media == "image/webp" && (len(raw) < 12 || string(raw[8:12]) != "WEBP") {
+		good = false
+	}
+	if !good {
+		return imageView{Note: what + ": its bytes are not a " + strings.TrimPrefix(media, "image/") + " image, not shown"}
+	}
+	// The URL is made of a type of the list and checked base64 only.
+	return imageView{Src: template.URL("data:" + media + ";base64," + data)}
 }
 
 // cut is t as a page shows it: at most s.maxText bytes (cut at a
@@ -812,7 +886,7 @@ func (s *Session) resultOf(j int32, id string) *blockView {
 		if b.Get("type").Str == "toolResult" && b.Get("toolUseId").Str == id {
 			t, cut := s.cut(textField(b, "content"))
 			t = clean(t)
-			r = &blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines, Error: b.Get("isError").Bool(), Exit: exitOf(t), Cut: cut}
+			r = &blockView{Kind: "result", ID: clean(id), Text: t, Lines: lines(t), Fold: lines(t) > foldLines, Error: b.Get("isError").Bool(), Exit: exitOf(t), Cut: cut, Images: imagesOf(b)}
 			return false
 		}
 		return true
@@ -892,6 +966,9 @@ details.subagent > summary { color: var(--fg); }
 .unknown { color: var(--warn); }
 nav.pages { margin: .4rem 0; font-size: .9rem; }
 nav.pages a { color: inherit; }
+figure.image { margin: .4rem 0; }
+figure.image img { display: block; max-width: 100%; height: auto; max-height: 36rem; border: 1px solid var(--line); border-radius: 4px; }
+figure.image figcaption { font-size: .8rem; color: var(--muted); }
 .cut { display: block; color: var(--warn); font-style: italic; }
 footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--line); font-size: .85rem; color: var(--muted); }
 .usage { display: flex; flex-wrap: wrap; gap: .1rem .9rem; font-size: .85rem; margin-top: .3rem; }
@@ -909,7 +986,7 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 </dl>
 {{with .Nav}}{{template "nav" .}}{{end}}</header>
 <main>
-{{end}}{{define "nav"}}<nav class="pages">{{if .Index}}<a href="{{.Index}}">All sessions</a>{{end}}{{if .Pages}}{{if .Index}} · {{end}}Page {{.Page}} of {{.Pages}}{{if .Prev}} · <a href="{{.Prev}}" rel="prev">← previous</a>{{end}}{{if .Next}} · <a href="{{.Next}}" rel="next">next →</a>{{end}}{{if gt .Page 1}} · <a href="{{.Home}}">the first (the summary)</a>{{end}}{{end}}</nav>
+{{end}}{{define "images"}}{{$alt := .Text}}{{range .Images}}<figure class="image">{{if .Src}}<img src="{{.Src}}" alt="{{$alt}}">{{end}}<figcaption>{{if .Note}}{{.Note}}{{else}}{{$alt}}{{end}}</figcaption></figure>{{end}}{{end}}{{define "resultimages"}}{{range .Images}}<figure class="image">{{if .Src}}<img src="{{.Src}}" alt="an image of the tool's result">{{end}}{{if .Note}}<figcaption>{{.Note}}</figcaption>{{end}}</figure>{{end}}{{end}}{{define "nav"}}<nav class="pages">{{if .Index}}<a href="{{.Index}}">All sessions</a>{{end}}{{if .Pages}}{{if .Index}} · {{end}}Page {{.Page}} of {{.Pages}}{{if .Prev}} · <a href="{{.Prev}}" rel="prev">← previous</a>{{end}}{{if .Next}} · <a href="{{.Next}}" rel="next">next →</a>{{end}}{{if gt .Page 1}} · <a href="{{.Home}}">the first (the summary)</a>{{end}}{{end}}</nav>
 {{end}}{{define "cut"}}<span class="cut">[… {{size .}} more of this text, not shown on the page: panto-replay --format entries prints the whole entry]</span>{{end}}{{define "pagefoot"}}</main>
 <footer>
 {{with .Nav}}{{template "nav" .}}{{end}}<p>The session goes on on the next page; its summary is on the first page and the last.</p>
@@ -923,6 +1000,7 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{else if eq .Kind "md"}}<div class="md">{{.HTML}}</div>
 {{else if eq .Kind "internal"}}<details class="internal"><summary>The agent's own message{{if .Name}} &lt;{{.Name}}&gt;{{end}} ({{plural .Lines "line" "lines"}}), not the user's words</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>
 {{else if eq .Kind "foldmd"}}<details class="internal"><summary>{{.Name}}</summary>{{if .HTML}}<div class="md">{{.HTML}}</div>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre>{{end}}</details>
+{{else if eq .Kind "image"}}{{template "images" .}}
 {{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking ({{plural .Lines "line" "lines"}}{{if .Signature}}, signed{{end}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>
 {{else if eq .Kind "redacted"}}<p class="meta">Redacted thinking ({{.Lines}} bytes, kept to be sent back)</p>
 {{else if eq .Kind "call"}}<div class="tool{{with .Result}}{{if .Error}} failed{{end}}{{end}}"><div><b>Tool call</b> <code>{{.Name}}</code> <span class="meta">{{.ID}}</span>{{if eq .Tool "shell"}}{{with .Result}}{{if .Exit}} <span class="exit{{if ne .Exit "0"}} bad{{end}}">exit {{.Exit}}</span>{{end}}{{end}}{{end}}</div>
@@ -932,13 +1010,13 @@ footer { margin-top: 1.5rem; padding-top: .5rem; border-top: 1px solid var(--lin
 {{else if eq .Tool "read"}}<div class="path">Read <code>{{.Path}}</code></div>
 {{else if eq .Tool "write"}}<div class="path">Write <code>{{.Path}}</code></div>
 {{end}}{{if .Fold}}<details><summary>Input ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre>{{end}}
-{{with .Result}}<div class="result{{if .Error}} error{{end}}">{{if .Fold}}<details><summary>{{if .Error}}Error{{else}}Result{{end}} ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>{{else}}<div class="meta">{{if .Error}}<span class="err">Error</span>{{else}}Result{{end}}</div><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre>{{end}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}{{with .Sub}}{{if .Missing}}
+{{with .Result}}<div class="result{{if .Error}} error{{end}}">{{if .Fold}}<details><summary>{{if .Error}}Error{{else}}Result{{end}} ({{plural .Lines "line" "lines"}})</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>{{else}}<div class="meta">{{if .Error}}<span class="err">Error</span>{{else}}Result{{end}}</div><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre>{{end}}{{template "resultimages" .}}</div>{{end}}{{if .Missing}}<div class="meta">No result on this branch.</div>{{end}}{{with .Sub}}{{if .Missing}}
 <div class="meta subagent-missing">Subagent{{if .Agent}} <code>{{.Agent}}</code>{{end}}: its conversation is not in this log{{if .From}}, nor in {{.From}}{{end}}.</div>{{else}}
 <details class="subagent"><summary>The subagent's conversation{{if .Agent}} (agent <code>{{.Agent}}</code>){{end}}: {{plural .Messages "message" "messages"}}, {{plural .Replies "reply" "replies"}}{{if .Cost}}, cost {{.Cost}}{{end}}</summary>
 <div class="subagent-body">
 {{.HTML}}</div>{{if .From}}<p class="meta">Read from {{.From}}.</p>{{end}}</details>{{end}}{{end}}
 </div>
-{{else if eq .Kind "result"}}<div class="tool result{{if .Error}} error{{end}}"><div class="meta">{{if .Error}}<span class="err">Error</span>, result{{else}}Result{{end}} of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre>{{end}}</div>
+{{else if eq .Kind "result"}}<div class="tool result{{if .Error}} error{{end}}"><div class="meta">{{if .Error}}<span class="err">Error</span>, result{{else}}Result{{end}} of {{.ID}}</div>{{if .Fold}}<details><summary>{{plural .Lines "line" "lines"}}</summary><pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre></details>{{else}}<pre>{{range pieces .Text}}{{.}}{{end}}{{if .Cut}}{{template "cut" .Cut}}{{end}}</pre>{{end}}{{template "resultimages" .}}</div>
 {{end}}{{end}}{{if .Usage}}<div class="usage">{{range .Usage}}<span>{{.Name}} <b>{{.Value}}</b></span>{{end}}{{if .Cost}}<span>cost <b{{if .CostUnknown}} class="unknown"{{end}}>{{.Cost}}</b></span>{{end}}</div>
 {{else if .Cost}}<div class="meta unknown">cost {{.Cost}}</div>
 {{end}}</article>
