@@ -154,7 +154,12 @@ func (r *reader) read(in io.Reader, emit func(*turn) error) error {
 // agents' rules, a reply recorded in several places (a Claude Code
 // subagent's, in its file and its parent's) counted where it is met first.
 func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) error) error {
-	_, st, err := agents.Read(src, f, agents.Options{},
+	// A database (OpenCode's) has no first line to take a title from: each
+	// of its sessions is titled by its first prompt, read as it comes.
+	var head [16]byte
+	n, _ := src.R.ReadAt(head[:], 0)
+	dbTitles := r.needTitle && agents.IsSQLite(head[:n])
+	_, st, err := agents.Read(src, f, agents.Options{Content: dbTitles},
 		func(h *agents.Header) error {
 			r.session, r.project, r.agent = h.ID, h.Cwd, h.Origin.Agent
 			r.origin, r.parent = h.Origin.ID, h.Origin.SubagentOf()
@@ -164,6 +169,9 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 			return nil
 		},
 		func(e *agents.Entry) error {
+			if dbTitles && r.title == "" && e.Role == "user" && len(e.Body) > 0 {
+				r.title = agents.TitleOf(append(append([]byte(`{"type":"message","message":`), e.Body...), '}'), agents.Unknown)
+			}
 			if e.Reply == nil || agents.Unbilled(e.Model) {
 				return nil
 			}
