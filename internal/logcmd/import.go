@@ -67,6 +67,7 @@ func (c *importCmd) Run(e *env) error {
 // imported counts an import's outcome.
 type imported struct {
 	created, grew, changed, unchanged, skipped, failed int
+	inDB                                               int   // OpenCode storage/ sessions its database holds: read from there
 	findings                                           int   // logs read in part, or refused: exit 1
 	entries                                            int64 // of the sessions written
 	stats                                              agents.Stats
@@ -165,6 +166,9 @@ func (c *importCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io
 	}
 	fmt.Fprintf(proc.Stderr, "%s: into %s: %d entries in %d sessions new, %d grown, %d changed, %d unchanged, %d skipped",
 		name, st.Where(), n.entries, n.created, n.grew, n.changed, n.unchanged, n.skipped)
+	if n.inDB > 0 {
+		fmt.Fprintf(proc.Stderr, "; %d sessions of OpenCode's storage/ tree imported from its database, which holds them too", n.inDB)
+	}
 	if s := n.stats.Summary(); s != "" {
 		fmt.Fprintf(proc.Stderr, "; converted: %s", s)
 	}
@@ -204,6 +208,7 @@ type prepared struct {
 	notFile   bool // no regular file to read: a dangling link, a FIFO
 	unchanged bool // since its last import, by its state
 	skipped   bool // a panto session already
+	inDB      bool // a session of OpenCode's storage/ tree that its database holds too
 	partial   bool // imported, but its reader left lines out
 	mark      string
 	state     string
@@ -277,6 +282,13 @@ func (p *prepared) prepare(st store.Store, from agents.Format, what, cache strin
 		return
 	}
 	if head := make([]byte, 16); from == agents.OpenCode {
+		if !p.named && agents.InDatabase(abs) != "" {
+			// The same session as the database's (OpenCode 1.2 copied its
+			// tree into it, and writes the database only): imported once,
+			// from the database, as the walk of the data directory meets it.
+			p.inDB = true
+			return
+		}
 		if n, _ := f.ReadAt(head, 0); agents.IsSQLite(head[:n]) {
 			// A database: every session it holds.
 			p.many = true
@@ -303,6 +315,9 @@ func (p *prepared) commit(ctx context.Context, st store.Store, proc cli.IO, out 
 		return p.err
 	case p.unchanged:
 		n.unchanged += max(1, len(p.spans))
+		return nil
+	case p.inDB:
+		n.inDB++
 		return nil
 	case p.skipped:
 		n.skipped++

@@ -42,6 +42,9 @@ func inPlace(list []store.Summary, proc cli.IO, agent string) []store.Summary {
 			if id := stores.AgentID(p); id != "" && imported[id] {
 				return nil
 			}
+			if agents.InDatabase(p) != "" {
+				return nil // a session of OpenCode's storage/ tree its database holds: the database's row
+			}
 			for _, s := range describeLog(p) {
 				if (agent == "" || s.Agent == agent) && !imported[strings.ToLower(s.ID)] {
 					list = append(list, s)

@@ -276,6 +276,9 @@ func (c *searchCmd) sources(st store.Store, proc cli.IO, warn func(string, error
 			warn(path, catalog.ErrNotRegular)
 			return nil
 		}
+		if path != "" && !slices.Contains(c.Path, path) && agents.InDatabase(path) != "" {
+			return nil // a session of OpenCode's storage/ tree its database holds: searched there, once
+		}
 		files = append(files, fsearch.File{Path: path, ModTime: fi.ModTime(), Size: fi.Size()})
 		return nil
 	}

@@ -9,7 +9,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -439,4 +441,67 @@ func inode(fi os.FileInfo) uint64 {
 		return uint64(st.Ino)
 	}
 	return 0
+}
+
+// InDatabase is, of a session of OpenCode's storage/ tree
+// (DATA/storage/session/PROJECT/ses_….json), the database beside the tree
+// (DATA/opencode.db, or a channel's DATA/opencode-*.db) that holds the same
+// session with its messages; "" for none, and for any other file. OpenCode
+// 1.2 copied the tree into its database and left it on disk, and went on
+// writing the database only (reference/more-agents.md §2.1): the
+// database's copy is the one to read, the tree's read once is the same
+// session twice.
+func InDatabase(path string) string {
+	name := filepath.Base(path)
+	session := filepath.Dir(filepath.Dir(path))
+	if !strings.HasPrefix(name, "ses_") || !strings.HasSuffix(name, ".json") ||
+		filepath.Base(session) != "session" || filepath.Base(filepath.Dir(session)) != "storage" {
+		return ""
+	}
+	id := strings.TrimSuffix(name, ".json")
+	data := filepath.Dir(filepath.Dir(session))
+	dbs, _ := filepath.Glob(filepath.Join(data, "opencode*.db"))
+	for _, db := range dbs {
+		if base := filepath.Base(db); base != "opencode.db" && !strings.HasPrefix(base, "opencode-") {
+			continue
+		}
+		if slices.Contains(dbSessionIDs(db), id) {
+			return db
+		}
+	}
+	return ""
+}
+
+// dbSessionIDs lists the sessions with messages of the OpenCode database
+// at path, remembered while the file is as it was (the commands ask it of
+// every session file of a tree).
+func dbSessionIDs(path string) []string {
+	st, err := stateOfDB(path)
+	if err != nil {
+		return nil
+	}
+	dbIDs.Lock()
+	c, ok := dbIDs.m[path]
+	dbIDs.Unlock()
+	if ok && c.state == st {
+		return c.ids
+	}
+	ids, _ := ocSessions(path)
+	dbIDs.Lock()
+	if dbIDs.m == nil {
+		dbIDs.m = map[string]cachedIDs{}
+	}
+	dbIDs.m[path] = cachedIDs{st, ids}
+	dbIDs.Unlock()
+	return ids
+}
+
+type cachedIDs struct {
+	state fileState
+	ids   []string
+}
+
+var dbIDs struct {
+	sync.Mutex
+	m map[string]cachedIDs
 }
