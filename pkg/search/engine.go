@@ -230,6 +230,7 @@ type worker struct {
 	cur     []byte // the region being looked at, and where the line
 	curAt   int    // being decoded starts in it (for toolOf)
 	scanned bool   // the whole file was read for its calls
+	curOff  int64  // the offset of cur in the file
 	known   bool   // the session's head was read (know)
 	atStart bool   // cur begins at the file's start
 	hbuf    []byte // the file's start, read again (knowLate)
@@ -525,6 +526,7 @@ func (w *worker) scan(r io.Reader, have int) error {
 			continue
 		}
 		w.counted = 0
+		w.curOff = w.j.read - int64(len(data))
 		err = w.region(data[:end])
 		w.atStart = false
 		if err != nil {
@@ -689,18 +691,13 @@ func (w *worker) toolOf(p *Piece) string {
 		return name
 	}
 	// The call is most often a little before its result, in the buffer:
-	// its id looked for backwards there; else the file is read for its
-	// calls, once.
+	// its id looked for backwards there, then in the file before it;
+	// else the file is read for its calls, once.
 	if w.cur != nil {
-		key := append(append([]byte{'"'}, p.Call...), '"')
-		if i := bytes.LastIndex(w.cur[:w.curAt], key); i >= 0 {
-			s := bytes.LastIndexByte(w.cur[:i], '\n') + 1
-			e := bytes.IndexByte(w.cur[i:], '\n')
-			if e < 0 {
-				e = len(w.cur) - i
-			}
-			callNames(w.meta.Format, w.cur[s:i+e], w.names)
-		}
+		w.callIn(w.cur[:w.curAt], p.Call, true)
+	}
+	if _, ok := w.names[p.Call]; !ok && w.cur != nil && w.curOff > 0 {
+		w.callBefore(p.Call, w.curOff)
 	}
 	if _, ok := w.names[p.Call]; !ok && !w.scanned {
 		w.scanned = true
@@ -708,6 +705,65 @@ func (w *worker) toolOf(p *Piece) string {
 	}
 	p.Tool = w.names[p.Call]
 	return p.Tool
+}
+
+// callIn looks in b, backwards, for the line that makes the call whose
+// id is call (lines that only name it, such as a progress line's
+// parentToolUseID, are passed by). It reports whether to look further
+// back: not found, and b's first line is whole (whole says b begins
+// with a line).
+func (w *worker) callIn(b []byte, call string, whole bool) bool {
+	key := make([]byte, 0, len(call)+2)
+	key = append(append(append(key, '"'), call...), '"')
+	for end := len(b); ; {
+		i := bytes.LastIndex(b[:end], key)
+		if i < 0 {
+			return true
+		}
+		s := bytes.LastIndexByte(b[:i], '\n') + 1
+		if s == 0 && !whole {
+			return false // a line longer than what was read: findCalls reads it
+		}
+		e := bytes.IndexByte(b[i:], '\n')
+		if e < 0 {
+			e = len(b) - i
+		}
+		callNames(w.meta.Format, b[s:i+e], w.names)
+		if _, ok := w.names[call]; ok {
+			return false
+		}
+		end = i
+	}
+}
+
+// callBefore looks for the call whose id is call in the file before off
+// (where its result is), a chunk at a time backwards: a call is most
+// often a little before its result, and the file is not read again
+// whole for it.
+func (w *worker) callBefore(call string, off int64) {
+	if len(w.hbuf) == 0 {
+		w.hbuf = make([]byte, headSize)
+	}
+	for end := off; end > 0; {
+		start := max(0, end-int64(len(w.hbuf)))
+		n, err := w.f.ReadAt(w.hbuf[:end-start], start)
+		if err != nil && err != io.EOF {
+			return
+		}
+		b := w.hbuf[:n]
+		if start > 0 {
+			// from the first whole line: the next chunk back ends there
+			nl := bytes.IndexByte(b, '\n')
+			if nl < 0 {
+				return // a line longer than the chunk: findCalls reads it
+			}
+			b, start = b[nl+1:], start+int64(nl+1)
+		}
+		if !w.callIn(b, call, true) {
+			return
+		}
+		end = start
+	}
 }
 
 // findCalls reads the file's tool calls: call id → tool name.
@@ -778,7 +834,14 @@ func (w *worker) title() string {
 		t, _, _ := session.TitleOf(w.f, w.size)
 		return t
 	}
-	return agents.Title(agents.Source{Path: w.meta.Path, R: w.f, Size: w.size}, w.meta.Format)
+	src := agents.Source{Path: w.meta.Path, R: w.f, Size: w.size}
+	if w.meta.Format == agents.Codex && !agents.Paged(w.meta.Path) {
+		// a rollout of one page (its listing says, kept a few seconds):
+		// its title is its own, without the sessions tree listed again
+		// for its pages, once for each file with a hit
+		src.Path = ""
+	}
+	return agents.Title(src, w.meta.Format)
 }
 
 // agentName is a format's agent, as hits say it.
