@@ -45,7 +45,7 @@ type grammar struct {
 	UserFile     string           `name:"user-file" help:"Add the user prompt FILE holds, as --user does (for a prompt of any size: an argument is at most 128 KiB)." placeholder:"FILE"`
 	System       string           `help:"System prompt: sent first unless the conversation's last system message says the same (default: PANTO_SYSTEM_PROMPT)." placeholder:"TEXT"`
 	SystemFile   string           `name:"system-file" type:"existingfile" help:"Read the system prompt from FILE." placeholder:"FILE"`
-	Compact      bool             `help:"Instead of a reply, print a compaction line for panto-log append: the model's summary of the conversation before its last prompt (SPEC §13). Needs --first-kept."`
+	Compact      bool             `help:"Instead of a reply, print a compaction line for panto-log append: the model's summary of the conversation before its last prompt (docs/agent.md). Needs --first-kept."`
 	FirstKept    string           `name:"first-kept" help:"With --compact: the entry id of the conversation's last prompt, kept after the summary (panto-replay --get lastPromptId FILE)." placeholder:"ID"`
 	Instructions string           `help:"With --compact: what the summary must keep, after panto's instructions." placeholder:"TEXT"`
 	ShowConfig   bool             `name:"show-config" help:"Print the provider and model a turn would use (\"PROVIDER MODEL\") and exit."`

@@ -193,7 +193,7 @@ CREATE TABLE panto_entries (
 	cache_write    bigint,
 	cache_write_1h bigint,
 	reasoning      bigint,
-	valid          boolean NOT NULL,     -- the line follows the rules of SPEC §2
+	valid          boolean NOT NULL,     -- the line follows the rules of docs/session-format.md
 	crc            integer NOT NULL,     -- CRC-32C of line (push compares by it)
 	line           bytea NOT NULL,       -- the line, exactly, without its newline
 	PRIMARY KEY (session, seq)
