@@ -2,6 +2,7 @@ package panto_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -43,6 +44,16 @@ func TestBrowserSite(t *testing.T) {
 {"parentUuid":"u1","cwd":` + str(cwd) + `,"sessionId":"0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c","type":"assistant","uuid":"u2","timestamp":"2026-02-10T10:20:01.000Z","requestId":"r1","message":{"id":"m1","type":"message","role":"assistant","model":"claude-opus-4-6","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":1000,"output_tokens":100}}}
 {"parentUuid":"u2","cwd":` + str(cwd) + `,"sessionId":"0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c","type":"user","uuid":"u3","timestamp":"2026-02-10T10:20:02.000Z","message":{"role":"user","content":[{"type":"text","text":"images"},` + images + `]}}
 `
+	// And 500 entries more, each an attack too: the session is split,
+	// 500 entries a page.
+	parent := "u3"
+	for i := range 250 {
+		u, a := fmt.Sprintf("x%d", i), fmt.Sprintf("y%d", i)
+		log += `{"parentUuid":"` + parent + `","cwd":` + str(cwd) + `,"sessionId":"0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c","type":"user","uuid":"` + u + `","timestamp":"2026-02-10T10:20:02.000Z","message":{"role":"user","content":` + str(fmt.Sprintf("more %d %s", i, attack)) + `}}
+{"parentUuid":"` + u + `","cwd":` + str(cwd) + `,"sessionId":"0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c","type":"assistant","uuid":"` + a + `","timestamp":"2026-02-10T10:20:02.000Z","requestId":"r` + a + `","message":{"id":"m` + a + `","type":"message","role":"assistant","model":"claude-opus-4-6","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":1}}}
+`
+		parent = a
+	}
 	if err := os.WriteFile(filepath.Join(dir, "0a9a8045-53e9-44b1-83fb-aafc6e1f4f0c.jsonl"), []byte(log), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +146,31 @@ func TestBrowserSite(t *testing.T) {
 	}
 	browse(t, p, "--window-size=1280,900", "--screenshot="+artifact(t, "site-session-1280.png"))
 	browse(t, p, "--window-size=390,900", "--screenshot="+artifact(t, "site-session-390.png"))
+	// Its second page: linked from the first, linking back, with the
+	// summary at its end and its own script.
+	next := regexp.MustCompile(`<a href="([0-9a-f]+-2\.html)" rel="next">`).FindStringSubmatch(pdom)
+	if next == nil {
+		t.Fatal("the first page links no next page")
+	}
+	p2 := filepath.Join(filepath.Dir(p), next[1])
+	dom2, msgs2 := console(t, p2)
+	if len(msgs2) > 0 {
+		t.Errorf("the second page wrote to the console (a blocked script?): %v", msgs2)
+	}
+	if m := titleRe.FindStringSubmatch(dom2); m == nil || strings.Contains(m[1], "PWNED") || strings.Contains(dom2, `data-pwned="1"`) {
+		t.Fatalf("the attack ran on the second page: %v", m)
+	}
+	for _, want := range []string{"Page 2 of 2 · <a href=\"" + filepath.Base(p) + "\" rel=\"prev\">← previous</a>", `<a href="../index.html">All sessions</a>`,
+		`<dt>Turns</dt><dd>252 prompts, 251 replies</dd>`, `title="2026-02-10T10:20:02Z">2026-02-10 19:20:02 UTC+09:00</time>`, "more 249 &lt;script&gt;"} {
+		if !strings.Contains(dom2, want) {
+			t.Errorf("the second page lacks %s", want)
+		}
+	}
+	if n := strings.Count(dom2, "<article "); n != 3 {
+		t.Errorf("the second page holds %d entries, want the 3 past the first 500", n)
+	}
+	browse(t, p2, "--window-size=1280,900", "--screenshot="+artifact(t, "site-session-page2-1280.png"))
+	browse(t, p2, "--window-size=390,900", "--screenshot="+artifact(t, "site-session-page2-390.png"))
 }
 
 // sitePNG is a 96×48 png of four coloured bands; siteSVG an SVG whose

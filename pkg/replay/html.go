@@ -205,8 +205,10 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	var stamp string            // the provider/model of the last request, to show changes
 	err = s.EachLine(path, func(i int32, line []byte) error {
 		if k < len(splits) && i == splits[k] { // the next page
-			if err := pageTemplates.ExecuteTemplate(w, "pagefoot", pageFoot{nav(k), script}); err != nil {
-				return err
+			if k > 0 { // the first page's end is its summary, written last
+				if err := pageTemplates.ExecuteTemplate(w, "pagefoot", pageFoot{nav(k), script}); err != nil {
+					return err
+				}
 			}
 			k++
 			nw, err := o.Pages.Next(k)
