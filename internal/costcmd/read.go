@@ -13,7 +13,6 @@ import (
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
-	"github.com/panto-dev/panto/pkg/store"
 	"github.com/tidwall/gjson"
 )
 
@@ -250,7 +249,7 @@ func (r *reader) readPanto(in io.Reader, emit func(*turn) error) error {
 			emitErr = r.messageLine(n, raw, emit)
 		case c.Type == "message" && c.Role == "assistant":
 			emitErr = r.reply(n, raw, c, emit)
-		case c.Type == "compaction" && c.Kind == session.KindUnknown:
+		case c.IsCompaction():
 			emitErr = r.compaction(n, raw, c, emit)
 		case c.Type == "message" && c.Role == "user" && r.needTitle && r.title == "" && r.titleTries < 8: // the first prompt, or none
 			r.titleTries++
@@ -320,7 +319,7 @@ func (r *reader) reply(n int, raw []byte, c *session.Line, emit func(*turn) erro
 // when the entry says what it cost (provider, model, usage: panto writes
 // them); one that does not (another agent's) made no request panto knows.
 func (r *reader) compaction(n int, raw []byte, c *session.Line, emit func(*turn) error) error {
-	req := store.CompactionRequest(raw)
+	req := session.CompactionRequest(raw)
 	if req == nil {
 		return nil
 	}

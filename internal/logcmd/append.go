@@ -184,7 +184,7 @@ func toolResults(specs []string, text string) (store.Msg, error) {
 func checkKept(ctx context.Context, st store.Store, file, parent string, msgs []store.Msg) error {
 	var kept []string
 	for _, m := range msgs {
-		if m.Type == "compaction" {
+		if m.Type == session.TypeCompaction {
 			if id := gjson.GetBytes(append([]byte{'{'}, append(m.Raw, '}')...), "firstKeptEntryId").Str; id != "" {
 				kept = append(kept, id)
 			}
@@ -193,7 +193,8 @@ func checkKept(ctx context.Context, st store.Store, file, parent string, msgs []
 	if len(kept) == 0 {
 		return nil
 	}
-	on := map[string]bool{}
+	var on func(j int) string // the ids of the path the compaction goes under
+	var path []int32
 	if r, err := st.Open(ctx, file); err == nil {
 		s, err := replay.Open(r, r.Size())
 		if err == nil {
@@ -202,10 +203,9 @@ func checkKept(ctx context.Context, st store.Store, file, parent string, msgs []
 				at = s.Log.Lookup(parent)
 			}
 			if at >= 0 {
-				for _, i := range s.Log.Path(at) {
-					on[s.Log.ID(i)] = true
-				}
+				path = s.Log.Path(at)
 			}
+			on = func(j int) string { return s.Log.ID(path[j]) }
 		}
 		r.Close()
 		if err != nil {
@@ -213,7 +213,7 @@ func checkKept(ctx context.Context, st store.Store, file, parent string, msgs []
 		}
 	}
 	for _, id := range kept {
-		if !on[id] {
+		if _, found := session.KeptFrom(id, len(path), on); !found {
 			return exitcode.Usagef("a compaction keeps from %s, which is no entry on the path it is appended to: nothing appended (give an entry of the path: panto-replay --get lastPromptId)", tty.Line(id))
 		}
 	}
@@ -229,7 +229,7 @@ func readMessages(r io.Reader) ([]store.Msg, error) {
 	err := scan.MessageLines(r, func(n int, line []byte) error {
 		parse := store.ParseMessage
 		switch gjson.GetBytes(line, "type").Str {
-		case "compaction":
+		case session.TypeCompaction:
 			parse = store.ParseCompaction
 		case session.TypeToolRound:
 			parse = store.ParseToolRound

@@ -15,7 +15,6 @@ import (
 	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
-	"github.com/panto-dev/panto/pkg/store"
 )
 
 // Severities. Errors and warnings are damage a person must look at (exit
@@ -216,11 +215,8 @@ func (a *Analysis) checkCompactions(l *scan.Log) {
 			a.add(Finding{ID: "compactionKeepsNothing", Severity: Info, Line: c.line, Offset: c.off, Message: fmt.Sprintf("compaction %s has no firstKeptEntryId: the model is sent its summary and what follows it", c.id)})
 			continue
 		}
-		found := false
-		for j := l.Nodes[i].Parent; j >= 0 && !found; j = l.Nodes[j].Parent {
-			found = l.ID(j) == c.kept
-		}
-		if !found {
+		path := l.Path(i) // from the root to the compaction
+		if _, found := session.KeptFrom(c.kept, len(path)-1, func(j int) string { return l.ID(path[j]) }); !found {
 			a.add(Finding{ID: "compactionKeptMissing", Severity: Warning, Line: c.line, Offset: c.off, Message: fmt.Sprintf("compaction %s: firstKeptEntryId %q names no entry on its path: the model is sent its summary and what follows it", c.id, c.kept)})
 		}
 	}
@@ -316,9 +312,9 @@ func (a *Analysis) line(n int, off int64, raw []byte, term bool, c *session.Line
 		}
 		return
 	}
-	if c.Kind == session.KindUnknown && c.Type == "compaction" && c.ID != "" {
+	if c.IsCompaction() && c.ID != "" {
 		a.compacts = append(a.compacts, compaction{n, off, c.ID, rawjson.Str(session.Field(raw, "firstKeptEntryId"))})
-		if err := store.CheckCompactionRequest(raw); err != nil {
+		if err := session.CheckCompactionRequest(raw); err != nil {
 			a.add(Finding{ID: "invalidEntry", Severity: Warning, Line: n, Offset: off, Message: fmt.Sprintf("compaction %s: %v: its cost is unknown", c.ID, err)})
 		}
 	}

@@ -6,14 +6,12 @@ import (
 )
 
 // SummaryIntro begins the message that stands for the compacted part of a
-// conversation: the model is sent it, then the summary.
-const SummaryIntro = "The conversation before this point was compacted into this summary:\n\n"
+// conversation (session.SummaryIntro).
+const SummaryIntro = session.SummaryIntro
 
 // SummaryMessage returns the message line the model is sent in place of
-// the messages a compaction summarised: a user message with the summary.
-func SummaryMessage(summary string) []byte {
-	return session.TextMessage("user", SummaryIntro+summary)
-}
+// the messages a compaction summarised (session.SummaryMessage).
+func SummaryMessage(summary string) []byte { return session.SummaryMessage(summary) }
 
 // Compaction is a compaction entry (SPEC §13): from it on, the model is
 // sent its summary and then the entries from FirstKeptEntryID on.
@@ -34,7 +32,7 @@ type Compaction struct {
 // LastCompaction returns the last compaction entry of path, or nil when
 // the path has none. It reads back no line in a session never compacted.
 func (s *Session) LastCompaction(path []int32) (*Compaction, error) {
-	if s.Log.Unknown["compaction"] == 0 {
+	if s.Log.Unknown[session.TypeCompaction] == 0 {
 		return nil, nil
 	}
 	for k := len(path) - 1; k >= 0; k-- {
@@ -45,15 +43,7 @@ func (s *Session) LastCompaction(path []int32) (*Compaction, error) {
 		if c == nil {
 			continue
 		}
-		c.Kept = k + 1
-		if c.FirstKeptEntryID != "" {
-			for j := range k {
-				if s.Log.ID(path[j]) == c.FirstKeptEntryID {
-					c.Kept, c.KeptOnPath = j, true
-					break
-				}
-			}
-		}
+		c.Kept, c.KeptOnPath = session.KeptFrom(c.FirstKeptEntryID, k, func(j int) string { return s.Log.ID(path[j]) })
 		return c, nil
 	}
 	return nil, nil
@@ -66,7 +56,7 @@ func (s *Session) compactionAt(i int32) (*Compaction, error) {
 		return nil, nil
 	}
 	line, err := s.Line(i)
-	if err != nil || rawjson.Str(session.Field(line, "type")) != "compaction" {
+	if err != nil || rawjson.Str(session.Field(line, "type")) != session.TypeCompaction {
 		return nil, err
 	}
 	c := &Compaction{Node: i, ID: s.Log.ID(i),

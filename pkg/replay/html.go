@@ -389,7 +389,7 @@ func (s *Session) toolResults(path []int32) (map[string]int32, error) {
 // messages before the entry it keeps from.
 func compactionView(id string, line []byte) *messageView {
 	e := gjson.ParseBytes(line)
-	if e.Get("type").Str != "compaction" {
+	if e.Get("type").Str != session.TypeCompaction {
 		return nil
 	}
 	note := fmt.Sprintf("Compacted (%d tokens before): from here on the model is sent this summary, then the messages from %s on.", e.Get("tokensBefore").Int(), e.Get("firstKeptEntryId").Str)

@@ -30,11 +30,13 @@
 //   - invalid: a complete object that breaks the rules (a message with no
 //     role, an unknown block type, a missing id). Readers skip it with a
 //     warning; no repair cuts it.
-//   - unknown: a complete object with another type (a future "compaction",
-//     "label", …). Kept byte for byte and ignored; if it has an id it is a node
+//   - unknown: a complete object with another type ("label", a future one,
+//     and the two SPEC §13 gives meaning to: a compaction, compaction.go, and
+//     a tool round's mark). Kept byte for byte; if it has an id it is a node
 //     of the tree.
 //
 // A torn tail is a final line without "\n", or a final stretch that is not a
 // complete JSON object: what a crash during an append leaves. Only a line that
-// ends in "\n" counts as written.
+// ends in "\n" counts as written. pkg/scan's Log.Damage is the one verdict of
+// torn tail against damage.
 package session

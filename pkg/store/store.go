@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -182,17 +181,10 @@ type Msg struct {
 // Compaction is the compaction entry of SPEC §13, to append: from it on
 // the conversation sent is summary, then the entries from firstKept on.
 // request, when not nil, holds the members that say what the summary
-// cost (`"provider":…,"model":…,"usage":{…}`, CompactionRequest), written
-// after SPEC §13's fields so panto-cost counts that request too.
+// cost (`"provider":…,"model":…,"usage":{…}`, CompactionRequest). The
+// entry's shape and rules are pkg/session's (compaction.go).
 func Compaction(summary, firstKept string, tokensBefore int64, request []byte) Msg {
-	f := append(rawjson.AppendString([]byte(`"summary":`), summary), `,"firstKeptEntryId":`...)
-	f = rawjson.AppendString(f, firstKept)
-	f = append(f, `,"tokensBefore":`...)
-	f = strconv.AppendInt(f, max(0, tokensBefore), 10)
-	if len(request) > 0 {
-		f = append(append(f, ','), request...)
-	}
-	return Msg{Type: "compaction", Raw: f}
+	return Msg{Type: session.TypeCompaction, Raw: session.CompactionFields(summary, firstKept, tokensBefore, request)}
 }
 
 // ToolRound is the mark of a tool round (SPEC §13), to append before the
@@ -241,19 +233,8 @@ func ParseToolRound(line []byte) (Msg, error) {
 
 // CompactionRequest returns the members of a compaction entry that say
 // what its summary cost, from the reply (an assistant message line) that
-// held it: its provider, model and usage (left out when unknown).
-func CompactionRequest(reply []byte) []byte {
-	r := gjson.GetManyBytes(reply, "provider", "model", "usage")
-	if r[0].Type != gjson.String || r[1].Type != gjson.String {
-		return nil
-	}
-	b := append([]byte(`"provider":`), r[0].Raw...)
-	b = append(append(b, `,"model":`...), r[1].Raw...)
-	if r[2].IsObject() {
-		b = append(append(b, `,"usage":`...), r[2].Raw...)
-	}
-	return b
-}
+// held it: its provider, model and usage (session.CompactionRequest).
+func CompactionRequest(reply []byte) []byte { return session.CompactionRequest(reply) }
 
 // CompactionLine is the line a compaction travels on a pipe (panto-turn
 // --compact prints it, panto-log append reads it): the entry without
@@ -264,35 +245,16 @@ func CompactionLine(summary, firstKept string, tokensBefore int64, request []byt
 }
 
 // CheckCompactionRequest validates the request a compaction line says it
-// made (its usage, by SPEC §2's rules for a reply's): nil when it says
-// none.
-func CheckCompactionRequest(line []byte) error {
-	req := CompactionRequest(line)
-	if req == nil || !gjson.GetBytes(line, "usage").Exists() {
-		return nil
-	}
-	msg := append(append([]byte(`{"role":"assistant","content":[],`), req...), '}')
-	_, _, err := session.ReadMessage(msg)
-	return err
-}
+// made (session.CheckCompactionRequest): nil when it says none.
+func CheckCompactionRequest(line []byte) error { return session.CheckCompactionRequest(line) }
 
 // ParseCompaction reads a compaction line (CompactionLine).
 func ParseCompaction(line []byte) (Msg, error) {
-	if !gjson.ValidBytes(line) {
-		return Msg{}, fmt.Errorf("%w: not a JSON object", session.ErrInvalidMsg)
+	f, err := session.ParseCompaction(line)
+	if err != nil {
+		return Msg{}, err
 	}
-	r := gjson.GetManyBytes(line, "summary", "firstKeptEntryId", "tokensBefore", "provider", "usage")
-	if r[0].Type != gjson.String || r[1].Type != gjson.String || r[1].Str == "" || r[2].Type != gjson.Number || r[2].Int() < 0 {
-		return Msg{}, fmt.Errorf("%w: a compaction needs a string summary, a firstKeptEntryId and a whole tokensBefore", session.ErrInvalidMsg)
-	}
-	request := CompactionRequest(line)
-	if r[3].Exists() && request == nil || r[4].Exists() && !r[4].IsObject() {
-		return Msg{}, fmt.Errorf("%w: a compaction's provider and model are strings, its usage an object", session.ErrInvalidMsg)
-	}
-	if err := CheckCompactionRequest(line); err != nil {
-		return Msg{}, fmt.Errorf("compaction: %w", err)
-	}
-	return Compaction(r[0].Str, r[1].Str, r[2].Int(), request), nil
+	return Msg{Type: session.TypeCompaction, Raw: f}, nil
 }
 
 // ParseMessage validates a message line and compacts it. Field order,
