@@ -567,12 +567,19 @@ func TestOpenCodeExport(t *testing.T) {
 }
 
 // A 200 MB export is read in memory of one message, not of the document.
+// Under the race detector the export is 16 MB, read through the same code,
+// and the heap is not measured: 200 MB took over a minute there; the plain
+// build measures it (scripts/test runs this package without -race too).
 func TestOpenCodeExportMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a 200 MB file")
 	}
+	messages := 200 << 10
+	if raceBuild {
+		messages = 16 << 10
+	}
 	path := filepath.Join(t.TempDir(), "big.json")
-	if err := os.WriteFile(path, ocExportDoc(200<<10, 1000), 0o600); err != nil {
+	if err := os.WriteFile(path, ocExportDoc(messages, 1000), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(path)
@@ -604,11 +611,11 @@ func TestOpenCodeExportMemory(t *testing.T) {
 	})
 	close(stop)
 	<-done
-	if err != nil || n != 200<<10+1 {
+	if err != nil || n != messages+1 {
 		t.Fatalf("%d replies, %v", n, err)
 	}
 	t.Logf("%d MB export: heap in use at most %d MB (%d MB before)", fi.Size()>>20, peak>>20, base.HeapInuse>>20)
-	if peak > base.HeapInuse+48<<20 {
+	if !raceBuild && peak > base.HeapInuse+48<<20 {
 		t.Errorf("reading a %d MB export took %d MB of heap", fi.Size()>>20, (peak-base.HeapInuse)>>20)
 	}
 }
