@@ -16,41 +16,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/panto-dev/panto/internal/pgtest"
 )
-
-// pgServer is a PostgreSQL server of a test's own, started with
-// scripts/pg, for the tests that stop it (the server scripts/test starts
-// is shared by every test).
-type pgServer struct{ url, ctl string }
-
-func ownPG(t *testing.T) pgServer {
-	t.Helper()
-	if os.Getenv("PANTO_TEST_PG") == "" {
-		t.Skip("PANTO_TEST_PG is not set: ./scripts/test starts a PostgreSQL server for these tests")
-	}
-	dir, err := os.MkdirTemp("", "panto-pg-follow-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("bash", "-c", `. scripts/pg; pg_start "$1" >&2 && printf '%s\n%s\n' "$PANTO_TEST_PG" "$PANTO_TEST_PGCTL"`, "bash", dir).Output()
-	if err != nil {
-		os.RemoveAll(dir)
-		t.Fatalf("start a server: %v", err)
-	}
-	lines := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)
-	s := pgServer{url: lines[0], ctl: lines[1]}
-	t.Cleanup(func() {
-		exec.Command("bash", "-c", s.ctl+" stop -m immediate").Run()
-		os.RemoveAll(dir)
-	})
-	return s
-}
-
-func (s pgServer) pgctl(t *testing.T, args string) {
-	if out, err := exec.Command("bash", "-c", s.ctl+" "+args).CombinedOutput(); err != nil {
-		t.Errorf("pg_ctl %s: %v\n%s", args, err, out)
-	}
-}
 
 // sh runs a command with env and returns its stdout; a failure fails the
 // test.
@@ -139,7 +106,7 @@ func (f *followerProc) kill() {
 // entry twice, none missing; a truncate reached panto_cuts; a deleted
 // file's session is whole in the database.
 func TestFollowFaults(t *testing.T) {
-	srv := ownPG(t)
+	srv := pgtest.Own(t)
 	dir := t.TempDir()
 	base := filepath.Join(dir, "sessions")
 	env := append(os.Environ(), "PANTO_SESSION_DIR="+base, "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"),
@@ -174,19 +141,23 @@ func TestFollowFaults(t *testing.T) {
 
 	// A second follower of the same files all along (polling, not
 	// watching): two followers never double a line.
-	second := startFollower(t, env, "push", "--follow", "--poll", "20ms", "--to", srv.url)
+	second := startFollower(t, env, "push", "--follow", "--poll", "20ms", "--to", srv.URL)
 	// The follower, killed at random points; the server stopped once, with a
 	// follower running across the stop.
 	kills, stopped := 0, false
 	var retried bool
 	for running := true; running; {
-		f := startFollower(t, env, "push", "--follow", "--to", srv.url)
+		f := startFollower(t, env, "push", "--follow", "--to", srv.URL)
 		wait := time.Duration(30+rng.IntN(400)) * time.Millisecond
 		if kills == 3 && !stopped {
 			time.Sleep(100 * time.Millisecond)
-			srv.pgctl(t, "stop -m immediate")
+			if err := srv.Ctl("stop -m immediate"); err != nil {
+				t.Error(err)
+			}
 			time.Sleep(800 * time.Millisecond)
-			srv.pgctl(t, "start")
+			if err := srv.Ctl("start"); err != nil {
+				t.Error(err)
+			}
 			stopped = true
 			wait = time.Second // it catches up by itself
 		}
@@ -210,9 +181,9 @@ func TestFollowFaults(t *testing.T) {
 	}
 	t.Logf("%d kills", kills)
 
-	f := startFollower(t, env, "push", "--follow", "--to", srv.url)
+	f := startFollower(t, env, "push", "--follow", "--to", srv.URL)
 	defer func() { f.kill() }()
-	waitAgree(t, env, srv.url, 20*time.Second)
+	waitAgree(t, env, srv.URL, 20*time.Second)
 
 	// A truncate reaches panto_cuts; the session goes on after it.
 	lines := strings.Split(strings.TrimSpace(readFile(t, files[0])), "\n")
@@ -223,7 +194,7 @@ func TestFollowFaults(t *testing.T) {
 		t.Fatalf("truncate: %v: %s", err, out)
 	}
 	cut := int64(len(lines) - 11)
-	waitAgree(t, env, srv.url, 10*time.Second)
+	waitAgree(t, env, srv.URL, 10*time.Second)
 	sh(t, env, "", "panto-log", "append", "-q", "--user", "after the cut", files[0])
 
 	// A new project, and a session in it, while the follower runs: watched
@@ -231,7 +202,7 @@ func TestFollowFaults(t *testing.T) {
 	// its event, not by a rescan, which comes only once a minute).
 	fresh := filepath.Join(base, "--new-project--", "fresh.jsonl")
 	sh(t, env, followPair, "panto-log", "append", "-q", "--provider", "p", "--model", "m", fresh)
-	waitAgree(t, env, srv.url, 10*time.Second)
+	waitAgree(t, env, srv.URL, 10*time.Second)
 
 	// A deleted file: the database keeps its session.
 	deleted := readFile(t, files[2])
@@ -239,11 +210,11 @@ func TestFollowFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	sh(t, env, "", "panto-log", "append", "-q", "--user", "one more", files[1])
-	waitAgree(t, env, srv.url, 10*time.Second)
+	waitAgree(t, env, srv.URL, 10*time.Second)
 	f.kill()
 
 	ctx := context.Background()
-	db, err := pgx.Connect(ctx, srv.url)
+	db, err := pgx.Connect(ctx, srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +225,7 @@ func TestFollowFaults(t *testing.T) {
 			want = readFile(t, path)
 		}
 		id := regexp.MustCompile(`"id":"([0-9a-f-]{36})"`).FindStringSubmatch(want)[1]
-		got := sh(t, env, "", "panto-log", "--store", srv.url, "export", id)
+		got := sh(t, env, "", "panto-log", "--store", srv.URL, "export", id)
 		if got != want {
 			t.Errorf("session %d: the database's export differs from the file (%d bytes, file %d)", i, len(got), len(want))
 		}
@@ -288,7 +259,7 @@ func readFile(t *testing.T, path string) string {
 // responses in several copies, each grown by the next) is imported as it
 // grows and costs in the database what the file costs.
 func TestFollowClaude(t *testing.T) {
-	srv := ownPG(t)
+	srv := pgtest.Own(t)
 	dir := t.TempDir()
 	env := append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"),
 		"XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "XDG_DATA_HOME="+filepath.Join(dir, ".data"))
@@ -296,7 +267,7 @@ func TestFollowClaude(t *testing.T) {
 	if err := os.MkdirAll(src, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	f := startFollower(t, env, "import", "--follow", "--to", srv.url) // no paths: the agents' own places
+	f := startFollower(t, env, "import", "--follow", "--to", srv.URL) // no paths: the agents' own places
 	defer func() { f.kill() }()
 	fixture := readFile(t, "testdata/follow/claude.jsonl")
 	log := filepath.Join(src, "0a9a8045-53e9-44b1-83fb-aafc6e1f4f0b.jsonl")
@@ -314,7 +285,7 @@ func TestFollowClaude(t *testing.T) {
 	want := total(sh(t, env, "", "panto-cost", "--format", "jsonl", log))
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		cmd := exec.Command("panto-cost", "--store", srv.url, "--all", "--format", "jsonl")
+		cmd := exec.Command("panto-cost", "--store", srv.URL, "--all", "--format", "jsonl")
 		cmd.Env = env
 		out, _ := cmd.Output()
 		got := total(string(out))
@@ -334,7 +305,7 @@ func TestFollowClaude(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	out := sh(t, env, "", "panto-cost", "--store", srv.url, "--all", "--format", "jsonl")
+	out := sh(t, env, "", "panto-cost", "--store", srv.URL, "--all", "--format", "jsonl")
 	if total(out) != want {
 		t.Errorf("after the log was deleted the database costs\n%s", total(out))
 	}

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/panto-dev/panto/internal/pgtest"
 	"github.com/panto-dev/panto/pkg/agent"
 	"github.com/panto-dev/panto/pkg/provider"
 	"github.com/panto-dev/panto/pkg/session"
@@ -310,27 +310,21 @@ func TestKillInToolRound(t *testing.T) {
 	}
 }
 
-// restart restarts the test's PostgreSQL server (PANTO_TEST_PGCTL).
-func restart(t *testing.T) {
-	t.Helper()
-	ctl := os.Getenv("PANTO_TEST_PGCTL")
-	if ctl == "" {
-		t.Skip("PANTO_TEST_PGCTL is not set: scripts/pg sets it")
-	}
-	if out, err := exec.Command("sh", "-c", ctl+" restart -m fast").CombinedOutput(); err != nil {
-		t.Fatalf("pg_ctl restart: %v\n%s", err, out)
-	}
-}
-
 func TestServerRestart(t *testing.T) {
 	// A service's agent and store live through two restarts of their
 	// server: one between turns, one while a tool runs. The call that
 	// meets the dead connection fails as the store being unreachable; the
 	// next one works, and nothing is lost or run twice.
 	ctx := context.Background()
-	url := testDB(t)
+	srv := pgtest.Own(t) // its own: restarting the shared one fails other packages' tests
+	restart := func(t *testing.T) {
+		t.Helper()
+		if err := srv.Ctl("restart -m fast"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	dir := t.TempDir()
-	st := open(t, url, dir)
+	st := open(t, srv.URL, dir)
 	ran := 0
 	tool := agent.Tool{
 		Spec: provider.Tool{Name: "bash", InputSchema: []byte(`{"type":"object"}`)},

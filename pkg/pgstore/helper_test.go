@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -140,39 +139,6 @@ func newDatabase(t testing.TB, base string) string {
 	}
 	u.Path = "/" + name
 	return u.String()
-}
-
-// server is a PostgreSQL server of the test's own (for the tests that kill
-// it): its URL and the pg_ctl command that controls it.
-type server struct{ url, ctl string }
-
-func ownServer(t *testing.T) server {
-	if os.Getenv("PANTO_TEST_PG") == "" {
-		t.Skip("PANTO_TEST_PG is not set: ./scripts/test starts a PostgreSQL server for these tests")
-	}
-	dir, err := os.MkdirTemp("", "panto-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, _ := filepath.Abs("../../scripts/pg")
-	out, err := exec.Command("bash", "-c", `. "$1"; pg_start "$2" >&2 && printf '%s\n%s\n' "$PANTO_TEST_PG" "$PANTO_TEST_PGCTL"`, "bash", script, dir).Output()
-	if err != nil {
-		os.RemoveAll(dir)
-		t.Fatalf("start a server: %v", err)
-	}
-	lines := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)
-	s := server{url: lines[0], ctl: lines[1]}
-	t.Cleanup(func() {
-		exec.Command("bash", "-c", s.ctl+" stop -m immediate").Run()
-		os.RemoveAll(dir)
-	})
-	return s
-}
-
-func (s server) pgctl(t *testing.T, args string) {
-	if out, err := exec.Command("bash", "-c", s.ctl+" "+args).CombinedOutput(); err != nil {
-		t.Fatalf("pg_ctl %s: %v\n%s", args, err, out)
-	}
 }
 
 // fileSource is a session file to receive.

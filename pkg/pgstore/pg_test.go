@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/panto-dev/panto/internal/pgtest"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/filestore"
 	"github.com/panto-dev/panto/pkg/fsck"
@@ -326,8 +327,8 @@ func TestKillClient(t *testing.T) {
 // unreachable, no batch is there in part, and once the server is back the
 // next append succeeds.
 func TestServerKilled(t *testing.T) {
-	s := ownServer(t)
-	u := newDatabase(t, s.url)
+	s := pgtest.Own(t)
+	u := newDatabase(t, s.URL)
 	p, id := seeded(t, u)
 	acked := map[string]bool{}
 	for round := range 3 {
@@ -336,7 +337,9 @@ func TestServerKilled(t *testing.T) {
 		cmd.Stderr = &stderr
 		done := acks(t, cmd)
 		time.Sleep(time.Duration(100+rand.IntN(200)) * time.Millisecond)
-		s.pgctl(t, "stop -m immediate")
+		if err := s.Ctl("stop -m immediate"); err != nil {
+			t.Fatal(err)
+		}
 		for _, id := range <-done {
 			acked[id] = true
 		}
@@ -346,7 +349,9 @@ func TestServerKilled(t *testing.T) {
 		if msg := strings.TrimSpace(stderr.String()); !strings.Contains(msg, "cannot reach the store") || strings.Count(msg, "\n") > 0 {
 			t.Fatalf("round %d: the client said %q, want one line saying the store cannot be reached", round, msg)
 		}
-		s.pgctl(t, "start")
+		if err := s.Ctl("start"); err != nil {
+			t.Fatal(err)
+		}
 		p = open(t, u)
 		if _, err := p.Append(context.Background(), id, pair(fmt.Sprint("after", round)), store.AppendOptions{}); err != nil {
 			t.Fatalf("round %d: the next append: %v", round, err)
