@@ -3,6 +3,7 @@ package panto_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -319,4 +320,78 @@ func total(report string) string {
 		}
 	}
 	return ""
+}
+
+// TestFollowOpenCode: an opencode.db of several sessions, open in OpenCode
+// (its write-ahead log beside it, where the new rows go), is followed
+// session by session: each into a panto session of its own, and what
+// OpenCode writes next (into the WAL only: the database file does not
+// change) reaches the database, which then costs what the file costs.
+func TestFollowOpenCode(t *testing.T) {
+	srv := ownPG(t)
+	dir := t.TempDir()
+	env := append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "XDG_DATA_HOME="+filepath.Join(dir, ".data"))
+	path := filepath.Join(dir, ".data", "opencode", "opencode.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, f := range []string{"schema.sql", "shapes.sql"} {
+		if _, err := db.Exec(readFile(t, filepath.Join("testdata", "opencode", f))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		t.Fatalf("OpenCode's database is open: its WAL should be there: %v", err)
+	}
+	f := startFollower(t, env, "import", "--follow", "--to", srv.url) // no paths: the agents' own places
+	defer func() { f.kill() }()
+	agree := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			want := total(sh(t, env, "", "panto-cost", "--format", "jsonl", path))
+			cmd := exec.Command("panto-cost", "--store", srv.url, "--all", "--format", "jsonl")
+			cmd.Env = env
+			out, _ := cmd.Output()
+			got := total(string(out))
+			if got == want && want != "" {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the database costs\n%s\nthe file\n%s\nfollower:\n%s", what, got, want, f.stderr)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	agree("at first")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO message VALUES
+		('msg_c3', 'ses_C', 1780000301000, 1780000301000, '{"role":"user","time":{"created":1780000301000},"agent":"build","model":{"providerID":"openai","modelID":"gpt-5"}}'),
+		('msg_c4', 'ses_C', 1780000302000, 1780000303000, '{"parentID":"msg_c3","role":"assistant","mode":"build","agent":"build","path":{"cwd":"/proj","root":"/proj"},"cost":0,"tokens":{"input":10000,"output":8,"reasoning":0,"cache":{"read":0,"write":0}},"modelID":"gpt-5","providerID":"openai","time":{"created":1780000302000,"completed":1780000303000},"finish":"stop"}');
+		INSERT INTO part VALUES
+		('prt_c3_1', 'msg_c3', 'ses_C', 1780000301000, 1780000301000, '{"type":"text","text":"And again"}'),
+		('prt_c4_1', 'msg_c4', 'ses_C', 1780000303000, 1780000303000, '{"type":"text","text":"Again."}')`); err != nil {
+		t.Fatal(err)
+	}
+	if now, err := os.Stat(path); err != nil || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+		t.Fatalf("the rows went into the database file, not its WAL: %v", err)
+	}
+	agree("after OpenCode wrote to ses_C")
+	out := sh(t, env, "", "panto-log", "--store", srv.url, "list", "--all", "--json")
+	if n := strings.Count(out, `"agent":"opencode"`); n != 3 {
+		t.Errorf("the database holds %d OpenCode sessions, want 3:\n%s", n, out)
+	}
+	if regexp.MustCompile(`(?m)^panto-log: error:`).MatchString(f.stderr.String()) {
+		t.Errorf("the follower reported:\n%s", f.stderr)
+	}
 }

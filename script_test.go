@@ -88,7 +88,8 @@ var databases atomic.Int64
 
 // cmdOCDB makes an OpenCode database (SQLite, WAL mode, closed cleanly as
 // OpenCode leaves it) from testdata/opencode/schema.sql and the SQL files
-// given (the script's, else testdata/opencode's):
+// given (the script's, else testdata/opencode's); given a database that
+// exists, it runs the SQL files on it (OpenCode writing more):
 //
 //	ocdb home/.local/share/opencode/opencode.db shapes.sql
 func cmdOCDB(ts *testscript.TestScript, neg bool, args []string) {
@@ -97,10 +98,14 @@ func cmdOCDB(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	path := ts.MkAbs(args[0])
 	ts.Check(os.MkdirAll(filepath.Dir(path), 0o700))
+	sqls := append([]string{"schema.sql"}, args[1:]...)
+	if _, err := os.Stat(path); err == nil {
+		sqls = args[1:] // a database there already: rows added to it
+	}
 	db, err := sql.Open("sqlite", "file:"+path)
 	ts.Check(err)
 	defer db.Close()
-	for _, f := range append([]string{"schema.sql"}, args[1:]...) {
+	for _, f := range sqls {
 		if _, err := os.Stat(ts.MkAbs(f)); err == nil {
 			f = ts.MkAbs(f) // the script's own
 		} else {

@@ -62,11 +62,13 @@ type tracked struct {
 	pos       *store.Position // the last position committed or read (nil: ask the database)
 	lastLen   int64           // the last committed line of the session (push), to notice a cut
 	lastSum   uint32
-	stuck     string        // why the file is not followed as it is (said once), until it changes
-	writing   time.Time     // since when a writer has held the file's lock (zero: it did not)
-	converted time.Time     // when another agent's log was last converted
-	took      time.Duration // how long that conversion took
-	unchanged bool          // stat as last synced
+	stuck     string              // why the file is not followed as it is (said once), until it changes
+	writing   time.Time           // since when a writer has held the file's lock (zero: it did not)
+	converted time.Time           // when another agent's log was last converted
+	took      time.Duration       // how long that conversion took
+	unchanged bool                // stat as last synced
+	wal       walState            // a database's write-ahead log, as last synced
+	subs      map[string]*tracked // a log of several sessions (an OpenCode database): each session's, by its id
 }
 
 type follower struct {
@@ -326,6 +328,10 @@ func (f *follower) event(ev fsnotify.Event) {
 	}
 	if f.files[path] != nil {
 		f.dirty[path] = true
+		return
+	}
+	if db, ok := strings.CutSuffix(path, "-wal"); ok && f.files[db] != nil {
+		f.dirty[db] = true // a database written through its write-ahead log (OpenCode's)
 		return
 	}
 	if f.inRoots(path) && agents.IsLogPath(path) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,7 +31,8 @@ func (f *follower) sync(ctx context.Context, t *tracked) error {
 		return err
 	}
 	st, _ := fi.Sys().(*syscall.Stat_t)
-	same := st != nil && uint64(st.Dev) == t.dev && st.Ino == t.ino && fi.Size() == t.size && fi.ModTime().UnixNano() == t.mtime
+	wal := walOf(t.path)
+	same := st != nil && uint64(st.Dev) == t.dev && st.Ino == t.ino && fi.Size() == t.size && fi.ModTime().UnixNano() == t.mtime && wal == t.wal
 	if same && (t.unchanged || t.stuck != "") {
 		return nil
 	}
@@ -56,9 +58,27 @@ func (f *follower) sync(ctx context.Context, t *tracked) error {
 		if st != nil {
 			t.dev, t.ino = uint64(st.Dev), st.Ino
 		}
-		t.size, t.mtime, t.unchanged = fi.Size(), fi.ModTime().UnixNano(), true
+		t.size, t.mtime, t.unchanged, t.wal = fi.Size(), fi.ModTime().UnixNano(), true, wal
 	}
 	return err
+}
+
+// walState is the size and time of a database's write-ahead log: where
+// OpenCode writes, the database file itself changing only when the log is
+// checkpointed into it.
+type walState struct{ size, mtime int64 }
+
+// walOf is the state of the write-ahead log beside a database followed
+// (path ends in .db), zero when there is none.
+func walOf(path string) walState {
+	if !strings.HasSuffix(path, ".db") {
+		return walState{}
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		return walState{}
+	}
+	return walState{fi.Size(), fi.ModTime().UnixNano()}
 }
 
 // errNotRegular is a name a follower would follow that is no regular
@@ -448,6 +468,9 @@ func (f *follower) cutAside(path string, sh store.Share) bool {
 // old one, its lines moved to panto_cuts), and what the database lacks of
 // the conversion committed with the log's position.
 func (f *follower) syncLog(ctx context.Context, t *tracked) error {
+	if agents.InDatabase(t.path) != "" {
+		return nil // a session of OpenCode's storage/ tree its database holds: followed from there
+	}
 	src, err := os.Open(t.path)
 	if err != nil {
 		return err
@@ -488,6 +511,11 @@ func (f *follower) syncLog(ctx context.Context, t *tracked) error {
 			return fmt.Errorf("%w: %v", errNotFollowed, agents.ErrNotALog)
 		}
 	}
+	if head := make([]byte, 16); from == agents.OpenCode {
+		if k, _ := src.ReadAt(head, 0); agents.IsSQLite(head[:k]) {
+			return f.syncDatabase(ctx, t, src, fi, young)
+		}
+	}
 	tmp, n, stats, err := agents.ConvertContext(ctx, agents.Source{Path: t.path, R: src, Size: size}, from)
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // a signal: the follower stops, the log is not said to be unfollowable
@@ -502,17 +530,75 @@ func (f *follower) syncLog(ctx context.Context, t *tracked) error {
 	if k := len(stats.Corrupt); k > 0 && t.stuck == "" {
 		cli.Warnf(f.proc.Stderr, name, "%s: %d lines are not JSON objects (line %d first): not imported, the rest was", t.path, k, stats.Corrupt[0])
 	}
+	lines, err := lines(io.NewSectionReader(src, 0, size))
+	if err != nil {
+		return err
+	}
+	return f.commitConverted(ctx, t, tmp, n, fi.ModTime(), store.Position{Source: t.path, Bytes: size, Lines: lines, Sum: prefixSum(src, size)})
+}
+
+// syncDatabase follows a log that holds several sessions (an OpenCode
+// database): converted whole when it changed, each session into a panto
+// session of its own, with what the database lacks of each committed. A
+// session that cannot be committed is said, and the others are committed
+// all the same.
+func (f *follower) syncDatabase(ctx context.Context, t *tracked, src *os.File, fi os.FileInfo, young bool) error {
+	all, spans, stats, err := agents.ConvertAll(agents.Source{Path: t.path, R: src, Size: fi.Size()}, agents.OpenCode)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil && young {
+		return errYoung
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotFollowed, err)
+	}
+	defer all.Close()
+	if k := len(stats.Corrupt); k > 0 && t.stuck == "" {
+		cli.Warnf(f.proc.Stderr, name, "%s: %d messages or parts are not JSON objects: not imported, the rest was", t.path, k)
+	}
+	if t.subs == nil {
+		t.subs = map[string]*tracked{}
+	}
+	t.id, t.pos = "", nil
+	var first error
+	for _, sp := range spans {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sub := t.subs[sp.ID]
+		if sub == nil {
+			sub = &tracked{path: t.path}
+			t.subs[sp.ID] = sub
+		}
+		tmp, err := spanFile(all, sp)
+		if err == nil {
+			// The session's source is its part of the database, DB#SESSION
+			// (what every command takes), as its conversion: a session
+			// OpenCode did not write to is not committed again.
+			var n int64
+			if n, err = lines(io.NewSectionReader(tmp, 0, sp.Size)); err == nil {
+				source := store.Position{Source: t.path + "#" + sp.ID, Bytes: sp.Size, Lines: n, Sum: prefixSum(tmp, sp.Size)}
+				err = f.commitConverted(ctx, sub, tmp, sp.Size, fi.ModTime(), source)
+			}
+			tmp.Close()
+		}
+		if err != nil && first == nil {
+			first = fmt.Errorf("session %s: %w", sp.ID, err)
+		}
+	}
+	return first
+}
+
+// commitConverted commits what the database lacks of a log's conversion
+// (one session, n bytes of tmp) with the log's position.
+func (f *follower) commitConverted(ctx context.Context, t *tracked, tmp *os.File, n int64, mtime time.Time, source store.Position) error {
 	header, _, _, err := scan.NewReader(io.NewSectionReader(tmp, 0, n), 0).Next()
 	if err != nil {
 		return err
 	}
 	h := session.Classify(header)
-	lines, err := lines(io.NewSectionReader(src, 0, size))
-	if err != nil {
-		return err
-	}
-	c := content{r: tmp, size: n, header: append([]byte(nil), header...), id: h.ID, mtime: fi.ModTime(),
-		source: store.Position{Source: t.path, Bytes: size, Lines: lines, Sum: prefixSum(src, size)}}
+	c := content{r: tmp, size: n, header: append([]byte(nil), header...), id: h.ID, mtime: mtime, source: source}
 	t.id = c.id
 	t.pos = nil // the conversion's position is the database's
 	err = f.commitAll(ctx, t, c)
