@@ -328,7 +328,7 @@ func total(report string) string {
 // OpenCode writes next (into the WAL only: the database file does not
 // change) reaches the database, which then costs what the file costs.
 func TestFollowOpenCode(t *testing.T) {
-	srv := ownPG(t)
+	srv := pgtest.Own(t)
 	dir := t.TempDir()
 	env := append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"),
 		"XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "XDG_DATA_HOME="+filepath.Join(dir, ".data"))
@@ -350,14 +350,14 @@ func TestFollowOpenCode(t *testing.T) {
 	if _, err := os.Stat(path + "-wal"); err != nil {
 		t.Fatalf("OpenCode's database is open: its WAL should be there: %v", err)
 	}
-	f := startFollower(t, env, "import", "--follow", "--to", srv.url) // no paths: the agents' own places
+	f := startFollower(t, env, "import", "--follow", "--to", srv.URL) // no paths: the agents' own places
 	defer func() { f.kill() }()
 	agree := func(what string) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			want := total(sh(t, env, "", "panto-cost", "--format", "jsonl", path))
-			cmd := exec.Command("panto-cost", "--store", srv.url, "--all", "--format", "jsonl")
+			cmd := exec.Command("panto-cost", "--store", srv.URL, "--all", "--format", "jsonl")
 			cmd.Env = env
 			out, _ := cmd.Output()
 			got := total(string(out))
@@ -387,7 +387,7 @@ func TestFollowOpenCode(t *testing.T) {
 		t.Fatalf("the rows went into the database file, not its WAL: %v", err)
 	}
 	agree("after OpenCode wrote to ses_C")
-	out := sh(t, env, "", "panto-log", "--store", srv.url, "list", "--all", "--json")
+	out := sh(t, env, "", "panto-log", "--store", srv.URL, "list", "--all", "--json")
 	if n := strings.Count(out, `"agent":"opencode"`); n != 3 {
 		t.Errorf("the database holds %d OpenCode sessions, want 3:\n%s", n, out)
 	}
