@@ -745,7 +745,25 @@ func codexPages(src Source) (*pagesReader, error) {
 	if !ok {
 		return nil, nil
 	}
-	paths := codexThreadFiles(self, thread, true)
+	// Only a page says it is one: the others are read alone, their
+	// directory never listed (a walk reads thousands of rollouts).
+	first, _ := firstLine(src)
+	if meta := gjson.ParseBytes(first); meta.Get("type").Str != "session_meta" ||
+		meta.Get("payload.history_mode").Str != "paginated" && !meta.Get("payload.history_base").Exists() {
+		return nil, nil
+	}
+	r, err := codexJoin(src, self, thread, false)
+	var pm *PageMissingError
+	if errors.As(err, &pm) {
+		r, err = codexJoin(src, self, thread, true) // a page written since the listing
+	}
+	return r, err
+}
+
+// codexJoin joins the pages of thread, src the one at self, found by a
+// listing (fresh: made now).
+func codexJoin(src Source, self, thread string, fresh bool) (*pagesReader, error) {
+	paths := codexThreadFiles(self, thread, fresh)
 	if len(paths) < 2 {
 		return nil, nil
 	}
@@ -828,40 +846,10 @@ func codexPages(src Source) (*pagesReader, error) {
 // each file in turn).
 func codexThreadFiles(path, thread string, fresh bool) []string {
 	dir := filepath.Dir(path)
-	var all []string
 	if root := codexDayRoot(dir); root != "" {
-		all = codexTree(root, fresh)
-	} else {
-		all = codexDir(dir)
+		return codexTree(root, fresh)[thread]
 	}
-	return codexByThread(all)[thread]
-}
-
-// codexThreads keeps the last listing's files by thread: a walk asks for
-// the thread of every file it meets, and parsing every name of the
-// listing each time made a walk of a tree quadratic in its files.
-var codexThreads struct {
-	sync.Mutex
-	all      []string
-	byThread map[string][]string
-}
-
-// codexByThread returns the paths of all by the thread their name says.
-func codexByThread(all []string) map[string][]string {
-	t := &codexThreads
-	t.Lock()
-	defer t.Unlock()
-	if len(all) > 0 && len(t.all) == len(all) && &t.all[0] == &all[0] {
-		return t.byThread // the same listing, kept
-	}
-	m := map[string][]string{}
-	for _, p := range all {
-		if th, _, ok := codexPageName(filepath.Base(p)); ok {
-			m[th] = append(m[th], p)
-		}
-	}
-	t.all, t.byThread = all, m
-	return m
+	return codexDir(dir)[thread]
 }
 
 // codexDayRoot is the sessions tree a day directory (…/YYYY/MM/DD) is in,
@@ -885,20 +873,31 @@ func codexDayRoot(dir string) string {
 	return ""
 }
 
-// codexListings keeps the last listings made: of a directory (while it
-// does not change), of a sessions tree (for a few seconds).
+// codexListings keeps the last listings made, rollout paths by thread: of
+// a directory (while it does not change), of a sessions tree (for a few
+// seconds).
 var codexListings struct {
 	sync.Mutex
-	dir      string
-	mod      time.Time
-	names    []string
-	root     string
-	at       time.Time
-	treeList []string
+	dir   string
+	mod   time.Time
+	files map[string][]string
+	root  string
+	at    time.Time
+	tree  map[string][]string
 }
 
-// codexDir returns the paths of the rollout files in dir.
-func codexDir(dir string) []string {
+// codexList adds the rollout files of dir to byThread.
+func codexList(dir string, byThread map[string][]string) {
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if t, _, ok := codexPageName(de.Name()); ok {
+			byThread[t] = append(byThread[t], filepath.Join(dir, de.Name()))
+		}
+	}
+}
+
+// codexDir returns the paths of the rollout files in dir, by thread.
+func codexDir(dir string) map[string][]string {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil
@@ -906,41 +905,31 @@ func codexDir(dir string) []string {
 	l := &codexListings
 	l.Lock()
 	defer l.Unlock()
-	if l.dir == dir && l.mod.Equal(fi.ModTime()) && l.names != nil {
-		return l.names
+	if l.dir == dir && l.mod.Equal(fi.ModTime()) && l.files != nil {
+		return l.files
 	}
-	des, _ := os.ReadDir(dir)
-	names := []string{}
-	for _, de := range des {
-		if n := de.Name(); strings.HasPrefix(n, "rollout-") && strings.HasSuffix(n, ".jsonl") {
-			names = append(names, filepath.Join(dir, n))
-		}
-	}
-	l.dir, l.mod, l.names = dir, fi.ModTime(), names
-	return names
+	files := map[string][]string{}
+	codexList(dir, files)
+	l.dir, l.mod, l.files = dir, fi.ModTime(), files
+	return files
 }
 
 // codexTree returns the paths of the rollout files in the day directories
-// of the sessions tree at root.
-func codexTree(root string, fresh bool) []string {
+// of the sessions tree at root, by thread.
+func codexTree(root string, fresh bool) map[string][]string {
 	l := &codexListings
 	l.Lock()
 	defer l.Unlock()
 	if !fresh && l.root == root && time.Since(l.at) < 5*time.Second {
-		return l.treeList
+		return l.tree
 	}
-	paths := []string{}
-	years, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9][0-9][0-9]", "[0-9][0-9]", "[0-9][0-9]"))
-	for _, d := range years {
-		des, _ := os.ReadDir(d)
-		for _, de := range des {
-			if n := de.Name(); strings.HasPrefix(n, "rollout-") && strings.HasSuffix(n, ".jsonl") {
-				paths = append(paths, filepath.Join(d, n))
-			}
-		}
+	tree := map[string][]string{}
+	days, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9][0-9][0-9]", "[0-9][0-9]", "[0-9][0-9]"))
+	for _, d := range days {
+		codexList(d, tree)
 	}
-	l.root, l.at, l.treeList = root, time.Now(), paths
-	return paths
+	l.root, l.at, l.tree = root, time.Now(), tree
+	return tree
 }
 
 // codexPassedOver reports whether a directory walk passes the file at path
