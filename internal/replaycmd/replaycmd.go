@@ -40,7 +40,7 @@ type grammar struct {
 	Full    bool             `help:"Message lines of every message of the path, also those a compaction summarised (by default: what the model is sent, the summary in their place)."`
 	Store   string           `help:"${storehelp}" placeholder:"URL"`
 
-	Site string `help:"Write a site of every session of every agent into DIR: an index (by project, newest first, with agent, title, time, messages and cost; a filter box) and a page per session. Run again, it renders only what changed. Then exit." placeholder:"DIR"`
+	Site string `help:"Write a site of every session of every agent into DIR: an index (by project, newest first, with agent, title, time, messages and cost; a filter box) and a page per session (a huge one split into pages; images shown, times in the reader's zone). Run again, it renders only what changed. Then exit." placeholder:"DIR"`
 
 	session string              // the session of a log that holds several: FILE#SESSION
 	summary *replay.PageSummary // for --site: what a page says of its session
