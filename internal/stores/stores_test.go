@@ -54,3 +54,26 @@ func TestErrorOf(t *testing.T) {
 		})
 	}
 }
+
+// TestLooksLikeID: what may be (the start of) a session id, and so is
+// looked up when no file has that name: a UUID's hex and hyphens, an
+// OpenCode id (ses_ and letters and digits, mixed case) or its start.
+func TestLooksLikeID(t *testing.T) {
+	for s, want := range map[string]bool{
+		"019a0000-0000-7000":             true,
+		"ABCDEF12":                       true,
+		"ses_04ca851f7ffevKrKMHW3RsPK1U": true,
+		"ses_":                           true,
+		"ses":                            true, // too short, said so
+		"ses_04ca/x":                     false,
+		"session.jsonl":                  false,
+		"sesame":                         false,
+		"ses_a-b":                        false,
+		"x.jsonl":                        false,
+		"":                               false,
+	} {
+		if got := looksLikeID(s); got != want {
+			t.Errorf("looksLikeID(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

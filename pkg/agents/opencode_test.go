@@ -717,3 +717,32 @@ func FuzzOpenCode(f *testing.F) {
 			})
 	})
 }
+
+// TestOpenCodeInDatabase: a session of the storage/ tree is found in the
+// database beside the tree (opencode.db, a channel's opencode-*.db) when
+// that holds it with messages; nothing else is.
+func TestOpenCodeInDatabase(t *testing.T) {
+	data := t.TempDir()
+	ocMakeDB(t, filepath.Join(data, "opencode-beta.db"), "../../testdata/opencode/schema.sql", "../../testdata/opencode/shapes.sql")
+	tree := func(id string) string {
+		p := filepath.Join(data, "storage", "session", "prj1", id+".json")
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte(`{"id":"`+id+`","projectID":"prj1"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct{ path, want string }{
+		{tree("ses_C"), filepath.Join(data, "opencode-beta.db")},
+		{tree("ses_Z"), ""}, // only in the tree
+		{filepath.Join(data, "opencode-beta.db"), ""},
+		{filepath.Join(data, "ses_C.json"), ""}, // not in a storage/ tree
+	} {
+		if got := InDatabase(c.path); got != c.want {
+			t.Errorf("InDatabase(%s) = %q, want %q", c.path, got, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(data); len(entries) != 2 {
+		t.Errorf("the data directory holds %d files after, want the database and storage/ (no -wal, -shm)", len(entries))
+	}
+}

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -83,5 +85,38 @@ func TestShortLenUUIDs(t *testing.T) {
 	}
 	if n := ShortLen([]string{"abc", "abd"}); n != 8 {
 		t.Errorf("ShortLen of short ids = %d", n)
+	}
+}
+
+// TestSplitSession: FILE#SESSION names one session of a log that holds
+// several only when the whole names no file, FILE is a regular file and
+// SESSION is something; a file whose name holds a '#' is itself.
+func TestSplitSession(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "opencode.db")
+	hashed := filepath.Join(dir, "a#b.jsonl")
+	for _, p := range []string{db, hashed} {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		path, file, id string
+		ok             bool
+	}{
+		{db + "#ses_04ca851f7ffe", db, "ses_04ca851f7ffe", true},
+		{db + "#a#b", db + "#a#b", "", false}, // "opencode.db#a" is no file
+		{db, db, "", false},
+		{db + "#", db + "#", "", false},
+		{hashed, hashed, "", false},
+		{dir + "#ses_x", dir + "#ses_x", "", false}, // a directory
+		{filepath.Join(dir, "none.db") + "#ses_x", filepath.Join(dir, "none.db") + "#ses_x", "", false},
+		{db + "#ses/x", db + "#ses/x", "", false},
+		{"#ses_x", "#ses_x", "", false},
+	} {
+		file, id, ok := SplitSession(c.path)
+		if file != c.file || id != c.id || ok != c.ok {
+			t.Errorf("SplitSession(%q) = %q, %q, %v; want %q, %q, %v", c.path, file, id, ok, c.file, c.id, c.ok)
+		}
 	}
 }
