@@ -1,7 +1,6 @@
 package panto_test
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"flag"
@@ -15,14 +14,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/panto-dev/panto/internal/costcmd"
 	"github.com/panto-dev/panto/internal/fsckcmd"
 	"github.com/panto-dev/panto/internal/logcmd"
+	"github.com/panto-dev/panto/internal/pgtest"
 	"github.com/panto-dev/panto/internal/replaycmd"
 	"github.com/panto-dev/panto/internal/turncmd"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -84,8 +82,6 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-var databases atomic.Int64
-
 // cmdOCDB makes an OpenCode database (SQLite, WAL mode, closed cleanly as
 // OpenCode leaves it) from testdata/opencode/schema.sql and the SQL files
 // given (the script's, else testdata/opencode's); given a database that
@@ -132,22 +128,11 @@ func cmdPGDB(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) > 0 || base == "" {
 		ts.Fatalf("usage: [pg] pgdb")
 	}
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
+	dbURL, name, drop, err := pgtest.Create(base, "s")
 	ts.Check(err)
-	defer admin.Close(ctx)
-	name := fmt.Sprintf("panto_s%d_%d", os.Getpid(), databases.Add(1))
-	_, err = admin.Exec(ctx, "CREATE DATABASE "+name)
+	ts.Defer(drop)
+	u, err := url.Parse(dbURL)
 	ts.Check(err)
-	ts.Defer(func() {
-		if c, err := pgx.Connect(ctx, base); err == nil {
-			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(ctx)
-		}
-	})
-	u, err := url.Parse(base)
-	ts.Check(err)
-	u.Path = "/" + name
 	ts.Setenv("PG", u.String())
 	ts.Setenv("PGSOCKET", u.Query().Get("host"))
 	ts.Setenv("PGNAME", name)

@@ -2,10 +2,8 @@ package panto_test
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/panto-dev/panto/internal/pgtest"
 )
 
 // stopBound is how long a command may take to end after SIGTERM: far
@@ -200,27 +198,4 @@ func piLog(path string, n int) string {
 }
 
 // pgDatabase makes a database of the test's own on the server of base.
-func pgDatabase(t *testing.T, base string) string {
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	name := fmt.Sprintf("panto_sig%d_%d", os.Getpid(), databases.Add(1))
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, base); err == nil {
-			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(ctx)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+func pgDatabase(t *testing.T, base string) string { return pgtest.On(t, base, "sig") }

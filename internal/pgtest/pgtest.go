@@ -4,6 +4,8 @@
 // tests, which run at the same time: a test that restarted it failed
 // whatever another package was doing on it ("the database system is
 // shutting down"), so scripts/test does not hand its pg_ctl to the tests.
+// It also makes the tests' throwaway databases on that shared server
+// (database.go). Only tests import it.
 package pgtest
 
 import (

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/panto-dev/panto/internal/pgtest"
 	"github.com/panto-dev/panto/pkg/agent"
 	"github.com/panto-dev/panto/pkg/fsck"
 	"github.com/panto-dev/panto/pkg/provider"
@@ -94,37 +93,8 @@ func answered(t *testing.T, st store.Store, prompts ...string) *agent.Agent {
 	return a
 }
 
-var databases atomic.Int64
-
 // testDB is a new, empty database on the test server (PANTO_TEST_PG).
-func testDB(t *testing.T) string {
-	base := os.Getenv("PANTO_TEST_PG")
-	if base == "" {
-		t.Skip("PANTO_TEST_PG is not set: ./scripts/test (or scripts/pg) starts a PostgreSQL server for these tests")
-	}
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	name := fmt.Sprintf("panto_agent%d_%d", os.Getpid(), databases.Add(1))
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, base); err == nil {
-			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(ctx)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+func testDB(t *testing.T) string { return pgtest.New(t, "agent") }
 
 var offline = provider.Config{Provider: provider.Offline}
 

@@ -4,16 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/panto-dev/panto/internal/pgtest"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
@@ -104,8 +102,6 @@ func client(t *testing.T, u, mode string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-var databases atomic.Int64
-
 // testDB returns the URL of a new, empty database on the test server,
 // dropped when the test ends.
 func testDB(t testing.TB) string {
@@ -116,30 +112,7 @@ func testDB(t testing.TB) string {
 	return newDatabase(t, base)
 }
 
-func newDatabase(t testing.TB, base string) string {
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	name := fmt.Sprintf("panto_t%d_%d", os.Getpid(), databases.Add(1))
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, base); err == nil {
-			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(ctx)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+func newDatabase(t testing.TB, base string) string { return pgtest.On(t, base, "t") }
 
 // fileSource is a session file to receive.
 type fileSource struct {
