@@ -106,6 +106,7 @@ var titleRe = regexp.MustCompile(`<title>([^<]*)</title>`)
 // TestBrowserTranscript: the page renders in a browser with the text of
 // every message, its tool calls beside their results, and the costs.
 func TestBrowserTranscript(t *testing.T) {
+	t.Parallel()
 	chromium(t)
 	p := page(t, replaycmd.Run, "--format", "html", "--pricing", "pkg/replay/testdata/html/models.toml", "pkg/replay/testdata/html/tools.jsonl")
 	dom := browse(t, p, "--dump-dom")
@@ -127,6 +128,7 @@ func TestBrowserTranscript(t *testing.T) {
 // table, code, links as text with their target, markup in them as text),
 // the agent's own messages folded as such; nothing runs.
 func TestBrowserTranscriptLayout(t *testing.T) {
+	t.Parallel()
 	chromium(t)
 	p := page(t, replaycmd.Run, "--format", "html", "--pricing", "pkg/replay/testdata/html/models.toml", "pkg/replay/testdata/html/markdown.jsonl")
 	dom := browse(t, p, "--dump-dom")
@@ -154,6 +156,7 @@ func TestBrowserTranscriptLayout(t *testing.T) {
 // subagent's markup shown as text; the page writes nothing to the
 // browser's console (no script ran or was blocked, nothing failed).
 func TestBrowserSubagents(t *testing.T) {
+	t.Parallel()
 	chromium(t)
 	prices := filepath.Join(t.TempDir(), "models.toml")
 	if err := os.WriteFile(prices, []byte("[anthropic.\"m\"]\ninput = 1\noutput = 1\n"), 0o600); err != nil {
@@ -201,6 +204,7 @@ func TestBrowserSubagents(t *testing.T) {
 // two months between 2025-12-10 and 2026-02-10 are a gap), and a report by
 // session draws a bar a session, not a day.
 func TestBrowserCostLayout(t *testing.T) {
+	t.Parallel()
 	chromium(t)
 	day := page(t, costcmd.Run, "--format", "html", "--by", "day", "--pricing", "pkg/replay/testdata/html/models.toml", "internal/costcmd/testdata/gap")
 	dom := browse(t, day, "--dump-dom")
@@ -239,6 +243,7 @@ func TestBrowserCostLayout(t *testing.T) {
 // text and runs none: each payload would change the title or the DOM if
 // it ran, and neither changed.
 func TestBrowserAttack(t *testing.T) {
+	t.Parallel()
 	chromium(t)
 	payloads := []string{
 		`<script>document.title='PWNED';document.documentElement.setAttribute('data-pwned','1')</script>`,
@@ -298,6 +303,7 @@ func TestBrowserAttack(t *testing.T) {
 // TestBrowserCostReport: the cost report renders with its numbers, its
 // chart, and unknown costs marked as such.
 func TestBrowserCostReport(t *testing.T) {
+	t.Parallel()
 	chromium(t)
 	p := page(t, costcmd.Run, "--format", "html", "--by", "day", "--pricing", "pkg/replay/testdata/html/models.toml", "pkg/replay/testdata/html/tools.jsonl")
 	dom := browse(t, p, "--dump-dom")

@@ -107,6 +107,7 @@ func (f *followerProc) kill() {
 // entry twice, none missing; a truncate reached panto_cuts; a deleted
 // file's session is whole in the database.
 func TestFollowFaults(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Own(t)
 	dir := t.TempDir()
 	base := filepath.Join(dir, "sessions")
@@ -260,6 +261,7 @@ func readFile(t *testing.T, path string) string {
 // responses in several copies, each grown by the next) is imported as it
 // grows and costs in the database what the file costs.
 func TestFollowClaude(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Own(t)
 	dir := t.TempDir()
 	env := append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"),

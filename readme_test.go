@@ -19,6 +19,7 @@ import (
 // The next puts them on PATH: an example that needs a step the README
 // does not give fails.
 func TestReadme(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the commands")
 	}

@@ -46,6 +46,11 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs testdata/script/*.txtar end to end through the commands.
 func TestScripts(t *testing.T) {
+	// The package's long tests (the scripts, the follower's faults, the
+	// README, the pages in Chromium) run beside each other: each spends most
+	// of its time waiting on the processes it starts, and one after the
+	// other they left a core idle (138 s of CPU in 180 s).
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,

@@ -28,6 +28,7 @@ const stopBound = 2 * time.Second
 // signal, for ever; import --once and --follow converted a log to its
 // end (hostile.md #1: a log that spun was never stopped at all).
 func TestSignalStops(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir+"/.config", "XDG_CACHE_HOME="+dir+"/.cache",
 		"XDG_DATA_HOME="+dir+"/.data", "PANTO_SESSION_DIR="+dir+"/sessions", "NO_COLOR=1")

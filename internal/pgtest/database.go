@@ -4,7 +4,6 @@ package pgtest
 // starts (PANTO_TEST_PG): one helper for the stores' tests, the agent's,
 // the signal tests and the scripts' pgdb.
 
-
 import (
 	"context"
 	"fmt"
