@@ -330,6 +330,7 @@ func total(report string) string {
 // OpenCode writes next (into the WAL only: the database file does not
 // change) reaches the database, which then costs what the file costs.
 func TestFollowOpenCode(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Own(t)
 	dir := t.TempDir()
 	env := append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"),
