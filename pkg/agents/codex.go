@@ -745,8 +745,12 @@ func codexPages(src Source) (*pagesReader, error) {
 	if !ok {
 		return nil, nil
 	}
-	// Only a page says it is one: the others are read alone, their
-	// directory never listed (a walk reads thousands of rollouts).
+	// A rollout no other file of its thread is beside (the listing of
+	// the last seconds says) is read alone: most are; else only a page
+	// says it is one.
+	if len(codexThreadFiles(self, thread, false)) < 2 {
+		return nil, nil
+	}
 	first, _ := firstLine(src)
 	if meta := gjson.ParseBytes(first); meta.Get("type").Str != "session_meta" ||
 		meta.Get("payload.history_mode").Str != "paginated" && !meta.Get("payload.history_base").Exists() {
