@@ -110,6 +110,30 @@ func walkAll(t *testing.T, data []byte) {
 		if err := s.WriteHTML(io.Discard, path, HTMLOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		// Split into pages (a site's): every page asked for once, in
+		// order, each ended once, and the first ended last.
+		var pages []*bytes.Buffer
+		first := new(bytes.Buffer)
+		pages = append(pages, first)
+		split := &Pages{MaxEntries: 2, MaxBytes: 200, MaxText: 16, Name: func(k int) string { return fmt.Sprintf("p%d.html", k) },
+			Next: func(k int) (io.Writer, error) {
+				if k != len(pages) {
+					t.Fatalf("page %d asked for after %d pages", k, len(pages))
+				}
+				pages = append(pages, new(bytes.Buffer))
+				return pages[k], nil
+			}}
+		if err := s.WriteHTML(first, path, HTMLOptions{Pages: split, LocalTimes: true}); err != nil {
+			t.Fatal(err)
+		}
+		for k, p := range pages {
+			if n := bytes.Count(p.Bytes(), []byte("</html>")); n != 1 {
+				t.Fatalf("page %d of %d ends %d times", k+1, len(pages), n)
+			}
+			if n := bytes.Count(p.Bytes(), []byte("<script>")); n != 1 {
+				t.Fatalf("page %d of %d holds %d scripts", k+1, len(pages), n)
+			}
+		}
 	}
 	if _, err := fsck.Check(bytes.NewReader(data), nil); err != nil {
 		t.Fatal(err)
