@@ -116,13 +116,6 @@ func (p *PG) Receive(ctx context.Context, src store.Source) (*store.Received, er
 	return res, nil
 }
 
-func jsonOrNil(b []byte) any {
-	if len(b) == 0 || b[0] != '{' {
-		return nil
-	}
-	return string(b)
-}
-
 // sameHeader makes sure the database's session has the file's header.
 func (p *PG) sameHeader(ctx context.Context, tx pgx.Tx, id string, header []byte) error {
 	var have []byte

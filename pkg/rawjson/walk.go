@@ -162,15 +162,6 @@ func Elements(arr []byte, fn func(val []byte) bool) {
 	})
 }
 
-// WalkMembers is Members for callers that walk some values themselves: fn
-// gets the key and the index where the value starts in b, and returns the
-// index after the value (SkipValue skips one), or -1 to stop. It returns
-// the index after the object, or -1 when stopped.
-func WalkMembers(b []byte, i int, fn func(key []byte, vs int) int) int { return eachMember(b, i, fn) }
-
-// SkipValue returns the index after the valid JSON value that starts at b[i].
-func SkipValue(b []byte, i int) int { return skipValue(b, i) }
-
 // KeyIs reports whether a raw key equals name.
 func KeyIs(key []byte, name string) bool {
 	if bytes.IndexByte(key, '\\') < 0 {
