@@ -254,7 +254,10 @@ func fuzz(f *testing.F, format Format, seeds ...string) {
 
 func FuzzClaude(f *testing.F) { fuzz(f, Claude, "claude.jsonl", "claude-compact.jsonl") }
 func FuzzCodex(f *testing.F) {
-	fuzz(f, Codex, "codex.jsonl", "codex-fork.jsonl", "codex-compact.jsonl", "codex-compact-local.jsonl")
+	fuzz(f, Codex, "codex.jsonl", "codex-fork.jsonl", "codex-compact.jsonl", "codex-compact-local.jsonl",
+		"codex-threads/tree/rollout-2026-03-01T12-00-00-019ca945-0a00-7000-8000-0000000000d1.jsonl",
+		"codex-threads/tree/rollout-2026-03-01T11-00-00-019ca90e-1b80-7000-8000-0000000000f1.jsonl",
+		"codex-threads/paged/rollout-2026-03-01T11-00-00-019ca8d7-2d00-7000-8000-0000000000a1_019ca90e-1b80-7000-8000-0000000000a2.jsonl")
 }
 func FuzzPi(f *testing.F) {
 	fuzz(f, Pi, "pi3.jsonl", "pi1.jsonl", "pi-compact.jsonl", "pi1-compact.jsonl")
