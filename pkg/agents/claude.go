@@ -675,6 +675,19 @@ func appendBlock(b []byte, typ, field string, raw []byte) []byte {
 	return append(b, '}')
 }
 
+// appendToolUse appends a toolUse block: id and name are JSON strings as
+// the log has them (strRaw), input the call's arguments as JSON text,
+// written as the string SPEC §2 keeps them in ("{}" when there are none).
+func appendToolUse(b, id, name []byte, input string) []byte {
+	if input == "" {
+		input = "{}"
+	}
+	b = append(append(b, `{"type":"toolUse","id":`...), id...)
+	b = append(append(b, `,"name":`...), name...)
+	b = rawjson.AppendString(append(b, `,"input":`...), input)
+	return append(b, '}')
+}
+
 // appendImage appends sep and an image of a Claude source
 // ({"type":"base64","media_type","data"}) as {"mimeType","data"} (a
 // source of a URL: {"mimeType":"","url"}); the page decides what it shows.

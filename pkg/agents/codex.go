@@ -443,13 +443,8 @@ func (c *converter) responseItem(s *codexState, n int, ts string, p gjson.Result
 		if id == "" {
 			id = p.Get("id").Str
 		}
-		b = append(b[:0], `{"type":"toolUse","id":`...)
-		b = rawjson.AppendString(b, id)
-		b = append(b, `,"name":`...)
-		b = rawjson.AppendString(b, name)
-		b = append(b, `,"input":`...)
-		b = rawjson.AppendString(b, input)
-		e.add(append(b, '}'))
+		b = appendToolUse(b[:0], rawjson.AppendString(nil, id), rawjson.AppendString(nil, name), input)
+		e.add(b)
 		c.stats.add(it+" items", 1)
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		e := s.user(n, ts, true)

@@ -272,15 +272,7 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 				if args.Type == gjson.String {
 					in = args.Str
 				}
-				if in == "" {
-					in = "{}"
-				}
-				blk := append([]byte(`{"type":"toolUse","id":`), strRaw(t.Get("toolCallId"))...)
-				blk = append(blk, `,"name":`...)
-				blk = append(blk, strRaw(t.Get("name"))...)
-				blk = append(blk, `,"input":`...)
-				blk = rawjson.AppendString(blk, in)
-				add(append(blk, '}'))
+				add(appendToolUse(nil, strRaw(t.Get("toolCallId")), strRaw(t.Get("name")), in))
 				return true
 			})
 			*b = append(*b, ']')

@@ -719,16 +719,7 @@ func (c *converter) geminiReplyBody(e *Entry, m gjson.Result) []byte {
 	})
 	c.geminiParts(add, m.Get("content"))
 	m.Get("toolCalls").ForEach(func(_, call gjson.Result) bool {
-		args := call.Get("args").Raw
-		if args == "" {
-			args = "{}"
-		}
-		blk := append([]byte(`{"type":"toolUse","id":`), strRaw(call.Get("id"))...)
-		blk = append(blk, `,"name":`...)
-		blk = append(blk, strRaw(call.Get("name"))...)
-		blk = append(blk, `,"input":`...)
-		blk = rawjson.AppendString(blk, args)
-		add(append(blk, '}'))
+		add(appendToolUse(nil, strRaw(call.Get("id")), strRaw(call.Get("name")), call.Get("args").Raw))
 		return true
 	})
 	*b = append(*b, ']')

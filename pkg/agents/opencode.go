@@ -811,16 +811,7 @@ func (c *converter) ocAssistantBody(e *Entry, info gjson.Result, m *ocMessage) [
 			}
 			add(blk)
 		case "tool":
-			input := v.Get("state.input").Raw
-			if input == "" {
-				input = "{}"
-			}
-			blk := append([]byte(`{"type":"toolUse","id":`), rawjson.AppendString(nil, ocCallID(v, p.id))...)
-			blk = append(blk, `,"name":`...)
-			blk = append(blk, strRaw(v.Get("tool"))...)
-			blk = append(blk, `,"input":`...)
-			blk = rawjson.AppendString(blk, input)
-			add(append(blk, '}'))
+			add(appendToolUse(nil, rawjson.AppendString(nil, ocCallID(v, p.id)), strRaw(v.Get("tool")), v.Get("state.input").Raw))
 			c.stats.add("tool calls", 1)
 		case "step-start", "step-finish", "snapshot":
 			// Bookkeeping: a call's start, its usage (read above), the

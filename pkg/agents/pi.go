@@ -262,16 +262,7 @@ func (c *converter) piBody(e *Entry, msg gjson.Result, role string) []byte {
 				}
 				add(blk)
 			case "toolCall":
-				args := v.Get("arguments").Raw
-				if args == "" {
-					args = "{}"
-				}
-				blk := append([]byte(`{"type":"toolUse","id":`), strRaw(v.Get("id"))...)
-				blk = append(blk, `,"name":`...)
-				blk = append(blk, strRaw(v.Get("name"))...)
-				blk = append(blk, `,"input":`...)
-				blk = rawjson.AppendString(blk, args)
-				add(append(blk, '}'))
+				add(appendToolUse(nil, strRaw(v.Get("id")), strRaw(v.Get("name")), v.Get("arguments").Raw))
 			default:
 				blk := appendBlock(nil, "text", "text", rawjson.AppendString(nil, c.piText(v)))
 				if v.Get("type").Str == "image" && c.src.Images {
