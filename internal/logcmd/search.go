@@ -833,31 +833,30 @@ func plural(n int, word string) string {
 // the index to look for (a regexp holding no literal), reads each session
 // whole.
 func storeSources(ctx context.Context, st store.Store, q *fsearch.Query, proc cli.IO, warn func(string, error)) ([]fsearch.File, error) {
+	if idx, ok := st.(store.Searcher); ok {
+		if needles := q.Needles(); len(needles) > 0 {
+			cands, err := idx.Candidates(ctx, needles)
+			if err != nil {
+				return nil, stores.ErrorOf(err, "", stores.Read)
+			}
+			files := make([]fsearch.File, 0, len(cands))
+			for _, c := range cands {
+				name, seqs := c.Path, c.Seqs
+				files = append(files, fsearch.File{Path: name, Format: agents.Panto, ModTime: c.Modified, Size: c.Size,
+					Open: func() (fsearch.Source, error) { return idx.OpenCandidates(ctx, name, seqs) }})
+			}
+			return files, nil
+		}
+	}
 	list, err := st.List(ctx, proc.Cwd, true, func(err error) { warn("", err) })
 	if err != nil {
 		return nil, stores.ErrorOf(err, "", stores.Read)
 	}
-	var cands map[string][]int64
-	idx, indexed := st.(store.Searcher)
-	if needles := q.Needles(); indexed && len(needles) > 0 {
-		if cands, err = idx.Candidates(ctx, needles); err != nil {
-			return nil, stores.ErrorOf(err, "", stores.Read)
-		}
-	} else {
-		indexed = false
-	}
 	files := make([]fsearch.File, 0, len(list))
 	for _, s := range list {
 		name := s.Path
-		open := func() (fsearch.Source, error) { return st.Open(ctx, name) }
-		if indexed {
-			seqs, ok := cands[s.ID]
-			if !ok {
-				continue
-			}
-			open = func() (fsearch.Source, error) { return idx.OpenCandidates(ctx, name, seqs) }
-		}
-		files = append(files, fsearch.File{Path: name, Format: agents.Panto, ModTime: s.Modified, Size: s.Size, Open: open})
+		files = append(files, fsearch.File{Path: name, Format: agents.Panto, ModTime: s.Modified, Size: s.Size,
+			Open: func() (fsearch.Source, error) { return st.Open(ctx, name) }})
 	}
 	return files, nil
 }

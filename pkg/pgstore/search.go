@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -30,10 +31,12 @@ func likeContains(s string) string {
 	return "%" + r.Replace(s) + "%"
 }
 
-// Candidates returns, by session id, the entries (their sequence numbers,
-// in order) whose searchable text holds every needle (folded: search.Fold),
-// or is not known (a row not filled yet, a text over TextMax).
-func (p *PG) Candidates(ctx context.Context, needles []string) (map[string][]int64, error) {
+// Candidates returns the sessions holding an entry whose searchable text
+// holds every needle (folded: search.Fold), or is not known (a row not
+// filled yet, a text over TextMax), newest first, each with those
+// entries' sequence numbers in order. Only the index and the candidate
+// sessions' rows are read.
+func (p *PG) Candidates(ctx context.Context, needles []string) ([]store.Candidate, error) {
 	if len(needles) == 0 {
 		return nil, errors.New("pgstore: Candidates needs a needle")
 	}
@@ -43,24 +46,37 @@ func (p *PG) Candidates(ctx context.Context, needles []string) (map[string][]int
 		return nil, err
 	}
 	sql, args := candidatesSQL(needles)
-	rows, err := p.conn.Query(ctx, sql, args...)
+	rows, err := p.conn.Query(ctx, `SELECT c.session, coalesce(s.last_activity, s.created), s.bytes, c.seqs
+		FROM (`+sql+`) c JOIN panto_sessions s ON s.id = c.session`, args...)
 	if err != nil {
 		return nil, p.fail("search the index", err)
 	}
 	defer rows.Close()
-	out := map[string][]int64{}
+	var out []store.Candidate
+	var list []store.Summary
 	for rows.Next() {
-		var id string
-		var seqs []int64
-		if err := rows.Scan(&id, &seqs); err != nil {
+		var c store.Candidate
+		var mod *time.Time
+		if err := rows.Scan(&c.ID, &mod, &c.Size, &c.Seqs); err != nil {
 			return nil, p.fail("search the index", err)
 		}
-		out[id] = seqs
+		c.Path = c.ID
+		if mod != nil {
+			c.Modified = mod.UTC()
+		}
+		out = append(out, c)
+		list = append(list, store.Summary{ID: c.ID, Modified: c.Modified, Path: strconv.Itoa(len(list))})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, p.fail("search the index", err)
 	}
-	return out, nil
+	store.SortNewest(list) // the order List gives
+	sorted := make([]store.Candidate, len(out))
+	for i, s := range list {
+		k, _ := strconv.Atoi(s.Path)
+		sorted[i] = out[k]
+	}
+	return sorted, nil
 }
 
 // candidatesSQL is the query of Candidates: a LIKE for each needle, which
@@ -73,7 +89,7 @@ func candidatesSQL(needles []string) (string, []any) {
 		args = append(args, likeContains(n))
 		where = append(where, "search_text LIKE $"+strconv.Itoa(len(args)))
 	}
-	return `SELECT session, array_agg(seq ORDER BY seq) FROM panto_entries
+	return `SELECT session, array_agg(seq ORDER BY seq) AS seqs FROM panto_entries
 		WHERE (` + strings.Join(where, " AND ") + `) OR search_text IS NULL
 		GROUP BY session`, args
 }

@@ -129,8 +129,8 @@ func TestMigrateToSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cands[sessions[0]]) != per || len(cands[sessions[1]]) != per {
-		t.Fatalf("before the fill every row is a candidate: %d and %d of %d", len(cands[sessions[0]]), len(cands[sessions[1]]), per)
+	if len(cands) != 2 || len(cands[0].Seqs) != per+0 || len(cands[1].Seqs) != per {
+		t.Fatalf("before the fill every row is a candidate: %v", cands)
 	}
 	if _, err := p.Append(ctx, sessions[0], []store.Msg{{Raw: session.TextMessage("user", "written meanwhile"), Role: "user"}}, store.AppendOptions{Provider: "p", Model: "m"}); err != nil {
 		t.Fatalf("append while the fill waits: %v", err)
@@ -160,8 +160,12 @@ func TestMigrateToSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(cands, map[string][]int64{sessions[0]: {7}, sessions[1]: {7}}) {
-		t.Fatalf("candidates once filled: %v", cands)
+	got := map[string][]int64{}
+	for _, c := range cands {
+		got[c.ID] = c.Seqs
+	}
+	if !reflect.DeepEqual(got, map[string][]int64{sessions[0]: {7}, sessions[1]: {7}}) {
+		t.Fatalf("candidates once filled: %v", got)
 	}
 	// A table this small is read whole: the plan shows the index can be used.
 	if _, err := p2.conn.Exec(ctx, `SET enable_seqscan = off`); err != nil {
@@ -339,8 +343,13 @@ func TestSearchSameHits(t *testing.T) {
 			needles := q.Needles()
 			var cands map[string][]int64
 			if len(needles) > 0 {
-				if cands, err = p.Candidates(ctx, needles); err != nil {
+				list, err := p.Candidates(ctx, needles)
+				if err != nil {
 					t.Fatal(err)
+				}
+				cands = map[string][]int64{}
+				for _, c := range list {
+					cands[c.ID] = c.Seqs
 				}
 			}
 			for _, f := range files {
