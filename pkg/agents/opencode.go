@@ -248,7 +248,7 @@ func dbPath(path string, r io.ReaderAt, size int64) (string, func(), error) {
 			return path, func() {}, nil
 		}
 	}
-	dir, err := os.MkdirTemp("", "panto-opencode-*")
+	dir, err := copyDir()
 	if err != nil {
 		return "", nil, err
 	}

@@ -151,7 +151,7 @@ func (d *ocDB) takeSnapshot() (err error) {
 		d.db.Close() // and its statements
 		d.db, d.stmts = nil, nil
 	}
-	dir, err := os.MkdirTemp("", "panto-opencode-*")
+	dir, err := copyDir()
 	if err != nil {
 		return err
 	}
