@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,15 +27,21 @@ import (
 // sub-agent's events (agentId) a branch of their own beside the call that
 // started it; every other event a kept entry.
 //
-// Counting (reference §3.2): the file holds per-call output tokens only
-// (assistant.message outputTokens, keyed by its apiCallId); each
-// session.shutdown holds the process run's totals by model (modelMetrics
-// usage: inputTokens includes the cache reads and writes). So a reply
-// costs its own output, and each shutdown adds, by model, what its
-// totals hold beyond the calls since the run began: fresh input, cache
-// reads and writes, the output not told per call. A compaction's call
-// (compactionTokensUsed) is one of its own. A run cut before its shutdown
-// has its calls' output only.
+// Counting (reference §3.2): a 1.0.x file holds per-call output tokens
+// (assistant.message outputTokens, keyed by its apiCallId); newer ones
+// (1.0.9x) also a model.model_call_success event for each call the
+// process made (the title's and the classifier's too, which no
+// assistant.message shows), its responseUsage the call's whole usage in
+// the OpenAI form (prompt_tokens holding the cached tokens and the cache
+// writes); each session.shutdown holds the process run's totals by model
+// (modelMetrics usage: inputTokens includes the cache reads and writes).
+// So a call told whole costs its usage once (an assistant entry of its
+// own, keyed by the call's api_id, which the reply of that call then
+// shares, so a cost counts the call once), a reply with no such call its
+// own output, and each shutdown adds, by model, what its totals hold
+// beyond what the calls since the run began told: fresh input, cache
+// reads and writes, output. A compaction's call (compactionTokensUsed) is
+// one of its own. A run cut before its shutdown has what its calls told.
 
 var copilotAgent = &Agent{
 	Format: Copilot, Name: "copilot", Title: "Copilot CLI", Noun: "a GitHub Copilot CLI events.jsonl",
@@ -71,9 +78,10 @@ func copilotModel(m string) string {
 
 // copilotBilled are the events a cost reads: replies, usage, models.
 var copilotBilled = map[string]bool{"assistant.message": true, "session.compaction_complete": true, "session.shutdown": true,
-	"session.model_change": true, "session.resume": true}
+	"session.model_change": true, "session.resume": true, "session.auto_mode_resolved": true, "model.model_call_success": true,
+	"user.message": true, "assistant.turn_end": true} // the last two end the calls no reply shows
 
-var copilotType = regexp.MustCompile(`^(session|user|assistant|tool|subagent|hook|system|permission|skill|abort)\.[a-z_.]+$`)
+var copilotType = regexp.MustCompile(`^(session|user|assistant|tool|subagent|hook|system|permission|skill|abort|model)\.[a-z_.]+$`)
 
 // copilotProvider is the provider Copilot's replies are priced under: the
 // table finds the model by its name (SPEC §11).
@@ -83,13 +91,30 @@ type copilotState struct {
 	model  string
 	last   map[string]string // agentId ("" the main agent) → its last entry
 	callAt map[string]string // toolCallId → the entry before the reply that made the call (a sub-agent's branch starts there)
-	// out is the output tokens of the calls since the run began, by model.
-	out map[string]int64
+	// told is the usage the calls since the run began told one by one, by
+	// model: what a shutdown's totals hold beyond it is the rest.
+	told map[string]session.Usage
+	// called is the calls (api ids) whose whole usage a
+	// model.model_call_success told; msgOut the output a reply told of a
+	// call before its model_call_success came.
+	called map[string]bool
+	msgOut map[string]int64
+	// pending is the calls told whole and not yet written: the reply of
+	// the call holds its usage; a call no reply shows (a title's) is an
+	// entry of its own, written when its turn ends.
+	pending []copilotCall
+}
+
+// copilotCall is a call told whole by a model.model_call_success.
+type copilotCall struct {
+	key, model, agent, ts string
+	us                    session.Usage
 }
 
 func (c *converter) copilot() error {
-	s := copilotState{model: "unknown", last: map[string]string{}, callAt: map[string]string{}, out: map[string]int64{}}
+	s := copilotState{model: "unknown", last: map[string]string{}, callAt: map[string]string{}, told: map[string]session.Usage{}, called: map[string]bool{}, msgOut: map[string]int64{}}
 	lr := c.newLines()
+	end := 0 // the last line read
 	for {
 		n, _, raw, err := c.line(lr)
 		if errors.Is(err, io.EOF) {
@@ -98,6 +123,7 @@ func (c *converter) copilot() error {
 		if err != nil {
 			return err
 		}
+		end = n
 		if c.hdr != nil && !c.opt.Content {
 			// Copilot writes the type first: a cost passes over the
 			// events it does not read without parsing them.
@@ -149,10 +175,28 @@ func (c *converter) copilot() error {
 	if c.hdr == nil {
 		return ErrNotALog
 	}
+	return c.copilotFlush(&s, end)
+}
+
+// copilotFlush writes the calls told whole that no reply showed: an
+// entry each, at line n.
+func (c *converter) copilotFlush(s *copilotState, n int) error {
+	for _, p := range s.pending {
+		if err := c.copilotUsage(s, p.agent, n, p.ts, p.key, p.model, p.us); err != nil {
+			return err
+		}
+	}
+	s.pending = s.pending[:0]
 	return nil
 }
 
 func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Result, ts string, l gjson.Result, raw []byte) error {
+	switch typ {
+	case "user.message", "assistant.turn_end", "session.shutdown":
+		if err := c.copilotFlush(s, n); err != nil {
+			return err
+		}
+	}
 	agent := l.Get("agentId").Str
 	if agent == "" {
 		agent = d.Get("parentToolCallId").Str
@@ -181,6 +225,11 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 	switch typ {
 	case "session.model_change":
 		if m := d.Get("newModel").Str; m != "" {
+			s.model = copilotModel(m)
+		}
+	case "session.auto_mode_resolved":
+		// Auto mode: the model it chose is the one the turns are sent to.
+		if m := d.Get("chosenModel").Str; m != "" {
 			s.model = copilotModel(m)
 		}
 	case "session.resume":
@@ -246,9 +295,22 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 		if requests.IsArray() && len(requests.Raw) > 2 && requests.Get("#").Int() > 0 {
 			r.StopReason = "toolUse"
 		}
-		if outTokens.Type == gjson.Number {
+		if i := slices.IndexFunc(s.pending, func(p copilotCall) bool { return p.key == apiCall.Str }); apiCall.Str != "" && i >= 0 {
+			// Its call was told whole: this reply holds that usage.
+			r.Usage, r.HasUsage = s.pending[i].us, true
+			e.Model = s.pending[i].model
+			s.pending = slices.Delete(s.pending, i, i+1)
+		} else if apiCall.Str != "" && s.called[apiCall.Str] {
+			// Its call's usage was told whole, by the entry of that key
+			// before it (or a reply before it): counted there, once.
+		} else if outTokens.Type == gjson.Number {
 			r.Usage, r.HasUsage = session.Usage{Output: outTokens.Int()}, true
-			s.out[model] += outTokens.Int()
+			t := s.told[model]
+			t.Output += outTokens.Int()
+			s.told[model] = t
+			if apiCall.Str != "" {
+				s.msgOut[strings.Clone(apiCall.Str)] += outTokens.Int()
+			}
 		}
 		e.Reply = r
 		c.stats.add("copilot replies", 1)
@@ -332,7 +394,8 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 			if model == "" {
 				model = s.model
 			}
-			return c.copilotUsage(s, agent, n, ts, "compaction:"+l.Get("id").Str, model, u, 0)
+			c.stats.add("copilot usage totals not told per call (a reply each)", 1)
+			return c.copilotUsage(s, agent, n, ts, "compaction:"+l.Get("id").Str, model, copilotTotals(u))
 		}
 		if d.Get("summaryContent").Type == gjson.String {
 			return nil
@@ -355,12 +418,65 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 			if !u.IsObject() {
 				continue
 			}
-			if err := c.copilotUsage(s, "", n, ts, "shutdown:"+l.Get("id").Str+":"+m, copilotModel(m), u, s.out[copilotModel(m)]); err != nil {
+			t, told := copilotTotals(u), s.told[copilotModel(m)]
+			t = session.Usage{Input: max(0, t.Input-told.Input), Output: max(0, t.Output-told.Output),
+				CacheRead: max(0, t.CacheRead-told.CacheRead), CacheWrite: max(0, t.CacheWrite-told.CacheWrite)}
+			if t != (session.Usage{}) {
+				c.stats.add("copilot usage totals not told per call (a reply each)", 1)
+			}
+			if err := c.copilotUsage(s, "", n, ts, "shutdown:"+l.Get("id").Str+":"+m, copilotModel(m), t); err != nil {
 				return err
 			}
 		}
-		clear(s.out) // the next run's totals start again
+		clear(s.told) // the next run's totals start again
 		return nil
+	case "model.model_call_success":
+		u := d.Get("responseUsage")
+		if !u.IsObject() {
+			u = d.Get("responseChunk.usage")
+		}
+		call := d.Get("modelCall.api_id").Str
+		if call == "" {
+			call = d.Get("callId").Str
+		}
+		if u.IsObject() && call != "" && !s.called[call] {
+			// The event is kept as it is; its call's usage is an entry
+			// of its own after it.
+			e.Kind = "copilot." + typ
+			c.stats.add("copilot events kept", 1)
+			e.Body = c.kept("copilot", raw)
+			if err := emit(); err != nil {
+				return err
+			}
+			model := d.Get("modelCall.model").Str
+			if model == "" {
+				model = d.Get("model").Str
+			}
+			model = copilotModel(model)
+			if model == "" {
+				model = s.model
+			}
+			call = strings.Clone(call)
+			us := copilotCallUsage(u)
+			s.called[call] = true
+			t := s.told[model]
+			t.Input += us.Input
+			t.CacheRead += us.CacheRead
+			t.CacheWrite += us.CacheWrite
+			c.stats.add("copilot calls told whole", 1)
+			if out, ok := s.msgOut[call]; ok {
+				// Its reply came first and told its output: the rest
+				// is what this adds, under a key of its own.
+				us.Output = max(0, us.Output-out)
+				t.Output += us.Output
+				s.told[model] = t
+				return c.copilotUsage(s, agent, n, ts, "call:"+call, model, us)
+			}
+			t.Output += us.Output
+			s.told[model] = t
+			s.pending = append(s.pending, copilotCall{key: call, model: model, agent: strings.Clone(agent), ts: strings.Clone(ts), us: us})
+			return nil
+		}
 	}
 	e.Kind = "copilot." + typ
 	c.stats.add("copilot events kept", 1)
@@ -368,12 +484,39 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 	return emit()
 }
 
-// copilotUsage writes a reply that holds what a run's totals u (or a
-// compaction's call) hold beyond the calls told one by one (told: their
-// output tokens): an assistant entry with no content, its key the event's.
-func (c *converter) copilotUsage(s *copilotState, agent string, n int, ts, key, model string, u gjson.Result, told int64) error {
+// copilotTotals is the usage of Copilot's totals u (a shutdown's by
+// model, a compaction's call): inputTokens holds the cache reads and
+// writes.
+func copilotTotals(u gjson.Result) session.Usage {
 	in, out, cr, cw := u.Get("inputTokens").Int(), u.Get("outputTokens").Int(), u.Get("cacheReadTokens").Int(), u.Get("cacheWriteTokens").Int()
-	us := session.Usage{Input: max(0, in-cr-cw), Output: max(0, out-told), CacheRead: cr, CacheWrite: cw}
+	return session.Usage{Input: max(0, in-cr-cw), Output: out, CacheRead: cr, CacheWrite: cw}
+}
+
+// copilotCallUsage is the usage of one call's responseUsage, in the
+// OpenAI form: prompt_tokens holds the cached tokens and the cache
+// writes (cache_write_tokens, or cache_creation_tokens), completion_tokens
+// the reasoning. The Responses API's names are read where those are
+// absent.
+func copilotCallUsage(u gjson.Result) session.Usage {
+	num := func(names ...string) int64 {
+		for _, k := range names {
+			if v := u.Get(k); v.Type == gjson.Number {
+				return v.Int()
+			}
+		}
+		return 0
+	}
+	in := num("prompt_tokens", "input_tokens")
+	out := num("completion_tokens", "output_tokens")
+	cr := num("prompt_tokens_details.cached_tokens", "input_tokens_details.cached_tokens")
+	cw := num("prompt_tokens_details.cache_write_tokens", "prompt_tokens_details.cache_creation_tokens")
+	return session.Usage{Input: max(0, in-cr-cw), Output: max(0, out), CacheRead: max(0, cr), CacheWrite: max(0, cw)}
+}
+
+// copilotUsage writes a reply that holds us (a call's usage, or what a
+// run's totals hold beyond the calls told one by one): an assistant entry
+// with no content, its key the call's or the event's.
+func (c *converter) copilotUsage(s *copilotState, agent string, n int, ts, key, model string, us session.Usage) error {
 	if us == (session.Usage{}) {
 		return nil
 	}
@@ -384,7 +527,6 @@ func (c *converter) copilotUsage(s *copilotState, agent string, n int, ts, key, 
 	c.e = Entry{Line: n, ID: c.id("usage\x00" + key), ParentID: parent, Timestamp: ts, Role: "assistant", Provider: copilotProvider, Model: model}
 	e := &c.e
 	e.Reply = &Reply{Key: "copilot:" + c.hdr.Origin.ID + ":" + key, Usage: us, HasUsage: true, StopReason: "stop"}
-	c.stats.add("copilot usage totals not told per call (a reply each)", 1)
 	if c.opt.Content {
 		b := append(c.buf[:0], `{"role":"assistant","content":[]`...)
 		b = e.Reply.appendFields(b, e.Provider, e.Model)
