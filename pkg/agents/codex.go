@@ -941,11 +941,32 @@ func codexPassedOver(path string) bool {
 		return false
 	}
 	for _, other := range codexThreadFiles(path, thread, false) {
-		if _, p, _ := codexPageName(filepath.Base(other)); filepath.Base(other) > name && (p != "" || page != "") {
+		if _, p, _ := codexPageName(filepath.Base(other)); filepath.Base(other) > name && (p != "" || page != "") && codexContinues(other, thread) {
 			return true
 		}
 	}
 	return false
+}
+
+// codexContinues reports whether the file at path is a later page of
+// thread: its first line a session_meta of the thread naming the page it
+// continues (history_base). A file only named as one (empty, as a page
+// is the moment Codex makes it; another's; not a rollout) passes nothing
+// by: the thread's pages before it are read as they are.
+func codexContinues(path, thread string) bool {
+	f, err := openRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	first, _ := firstLine(Source{R: f, Size: fi.Size()})
+	meta := gjson.ParseBytes(first)
+	return meta.Get("type").Str == "session_meta" && strings.EqualFold(meta.Get("payload.id").Str, thread) &&
+		meta.Get("payload.history_base").Exists()
 }
 
 // openRegular opens a regular file without waiting (a FIFO is refused).
