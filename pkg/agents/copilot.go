@@ -68,10 +68,10 @@ var copilotAgent = &Agent{
 
 // copilotModel is a model as Copilot names it, as priced: Claude's
 // versions written with a dot (claude-sonnet-4.5) are the providers'
-// claude-sonnet-4-5.
+// claude-sonnet-4-5. A copy: m may be a view into the line.
 func copilotModel(m string) string {
-	if strings.HasPrefix(m, "claude-") {
-		return strings.ReplaceAll(m, ".", "-")
+	if strings.HasPrefix(m, "claude-") && strings.Contains(m, ".") {
+		return strings.ReplaceAll(m, ".", "-") // a new string
 	}
 	return strings.Clone(m)
 }
