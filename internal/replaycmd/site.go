@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
@@ -88,6 +90,8 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "s"), 0o700); err != nil {
 		return 0, exitcode.Failuref("site: %v", err)
 	}
+	sweepTemps(dir)
+	sweepTemps(filepath.Join(dir, "s"))
 	old := map[string]siteEntry{}
 	if b, err := os.ReadFile(filepath.Join(dir, manifestName)); err == nil {
 		var list []siteEntry
@@ -262,7 +266,7 @@ func (g *grammar) sitePage(proc cli.IO, src, dir, page string) (siteEntry, error
 		}
 	}()
 	create := func() (*bufio.Writer, error) {
-		f, err := os.CreateTemp(filepath.Join(dir, "s"), ".site-*")
+		f, err := os.CreateTemp(filepath.Join(dir, "s"), tempPattern())
 		if err != nil {
 			return nil, err
 		}
@@ -371,7 +375,7 @@ func writeIfChanged(path string, fn func(io.Writer) error) (bool, error) {
 	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, b.Bytes()) {
 		return false, nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".site-*")
+	f, err := os.CreateTemp(filepath.Dir(path), tempPattern())
 	if err != nil {
 		return false, err
 	}
@@ -520,3 +524,30 @@ a:hover { text-decoration: underline; }
 </body>
 </html>
 `))
+
+// tempPrefix names the files a page or the index is written into before
+// it is renamed over its name: .site-PID-RANDOM.
+const tempPrefix = ".site-"
+
+func tempPattern() string { return tempPrefix + strconv.Itoa(os.Getpid()) + "-*" }
+
+// sweepTemps removes the files in dir a site run that no longer exists
+// was writing: a run killed (kill -9, the OOM killer) never removed them,
+// and a huge session's pages are as large as the session. A live run's
+// (this one's, another writing the same site) and one whose process
+// cannot be told dead (EPERM) are left alone.
+func sweepTemps(dir string) {
+	names, err := filepath.Glob(filepath.Join(dir, tempPrefix+"*-*"))
+	if err != nil {
+		return
+	}
+	for _, name := range names {
+		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(name), tempPrefix), "-", 2)[0])
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.Remove(name)
+		}
+	}
+}
