@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
@@ -35,10 +34,12 @@ import (
 // the OpenAI form (prompt_tokens holding the cached tokens and the cache
 // writes); each session.shutdown holds the process run's totals by model
 // (modelMetrics usage: inputTokens includes the cache reads and writes).
-// So a call told whole costs its usage once (an assistant entry of its
-// own, keyed by the call's api_id, which the reply of that call then
-// shares, so a cost counts the call once), a reply with no such call its
-// own output, and each shutdown adds, by model, what its totals hold
+// So a call told whole costs its usage once, an assistant entry of its
+// own where it is told (a session read as it is written is never told
+// again: what a part of the file gives is a part of what the whole gives),
+// the reply of that call then adding nothing (its usage zero, not
+// unknown), or only what its reply did not tell when the reply came first;
+// a reply with no such call costs its own output; and each shutdown adds, by model, what its totals hold
 // beyond what the calls since the run began told: fresh input, cache
 // reads and writes, output. A compaction's call (compactionTokensUsed) is
 // one of its own. A run cut before its shutdown has what its calls told.
@@ -78,8 +79,7 @@ func copilotModel(m string) string {
 
 // copilotBilled are the events a cost reads: replies, usage, models.
 var copilotBilled = map[string]bool{"assistant.message": true, "session.compaction_complete": true, "session.shutdown": true,
-	"session.model_change": true, "session.resume": true, "session.auto_mode_resolved": true, "model.model_call_success": true,
-	"user.message": true, "assistant.turn_end": true} // the last two end the calls no reply shows
+	"session.model_change": true, "session.resume": true, "session.auto_mode_resolved": true, "model.model_call_success": true}
 
 var copilotType = regexp.MustCompile(`^(session|user|assistant|tool|subagent|hook|system|permission|skill|abort|model)\.[a-z_.]+$`)
 
@@ -99,22 +99,11 @@ type copilotState struct {
 	// call before its model_call_success came.
 	called map[string]bool
 	msgOut map[string]int64
-	// pending is the calls told whole and not yet written: the reply of
-	// the call holds its usage; a call no reply shows (a title's) is an
-	// entry of its own, written when its turn ends.
-	pending []copilotCall
-}
-
-// copilotCall is a call told whole by a model.model_call_success.
-type copilotCall struct {
-	key, model, agent, ts string
-	us                    session.Usage
 }
 
 func (c *converter) copilot() error {
 	s := copilotState{model: "unknown", last: map[string]string{}, callAt: map[string]string{}, told: map[string]session.Usage{}, called: map[string]bool{}, msgOut: map[string]int64{}}
 	lr := c.newLines()
-	end := 0 // the last line read
 	for {
 		n, _, raw, err := c.line(lr)
 		if errors.Is(err, io.EOF) {
@@ -123,7 +112,6 @@ func (c *converter) copilot() error {
 		if err != nil {
 			return err
 		}
-		end = n
 		if c.hdr != nil && !c.opt.Content {
 			// Copilot writes the type first: a cost passes over the
 			// events it does not read without parsing them.
@@ -175,28 +163,10 @@ func (c *converter) copilot() error {
 	if c.hdr == nil {
 		return ErrNotALog
 	}
-	return c.copilotFlush(&s, end)
-}
-
-// copilotFlush writes the calls told whole that no reply showed: an
-// entry each, at line n.
-func (c *converter) copilotFlush(s *copilotState, n int) error {
-	for _, p := range s.pending {
-		if err := c.copilotUsage(s, p.agent, n, p.ts, p.key, p.model, p.us); err != nil {
-			return err
-		}
-	}
-	s.pending = s.pending[:0]
 	return nil
 }
 
 func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Result, ts string, l gjson.Result, raw []byte) error {
-	switch typ {
-	case "user.message", "assistant.turn_end", "session.shutdown":
-		if err := c.copilotFlush(s, n); err != nil {
-			return err
-		}
-	}
 	agent := l.Get("agentId").Str
 	if agent == "" {
 		agent = d.Get("parentToolCallId").Str
@@ -295,14 +265,10 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 		if requests.IsArray() && len(requests.Raw) > 2 && requests.Get("#").Int() > 0 {
 			r.StopReason = "toolUse"
 		}
-		if i := slices.IndexFunc(s.pending, func(p copilotCall) bool { return p.key == apiCall.Str }); apiCall.Str != "" && i >= 0 {
-			// Its call was told whole: this reply holds that usage.
-			r.Usage, r.HasUsage = s.pending[i].us, true
-			e.Model = s.pending[i].model
-			s.pending = slices.Delete(s.pending, i, i+1)
-		} else if apiCall.Str != "" && s.called[apiCall.Str] {
-			// Its call's usage was told whole, by the entry of that key
-			// before it (or a reply before it): counted there, once.
+		if apiCall.Str != "" && s.called[apiCall.Str] {
+			// Its call's usage was told whole, by the entry before it:
+			// counted there, once; this reply adds nothing.
+			r.HasUsage = true
 		} else if outTokens.Type == gjson.Number {
 			r.Usage, r.HasUsage = session.Usage{Output: outTokens.Int()}, true
 			t := s.told[model]
@@ -466,16 +432,12 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 			c.stats.add("copilot calls told whole", 1)
 			if out, ok := s.msgOut[call]; ok {
 				// Its reply came first and told its output: the rest
-				// is what this adds, under a key of its own.
+				// is what this adds.
 				us.Output = max(0, us.Output-out)
-				t.Output += us.Output
-				s.told[model] = t
-				return c.copilotUsage(s, agent, n, ts, "call:"+call, model, us)
 			}
 			t.Output += us.Output
 			s.told[model] = t
-			s.pending = append(s.pending, copilotCall{key: call, model: model, agent: strings.Clone(agent), ts: strings.Clone(ts), us: us})
-			return nil
+			return c.copilotUsage(s, agent, n, ts, "call:"+call, model, us)
 		}
 	}
 	e.Kind = "copilot." + typ
