@@ -106,9 +106,20 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 	var sources []string
 	for _, place := range agents.Places(agents.Unknown, proc.Getenv) {
 		catalog.WalkWith(place, agents.IsLogPath, func(p string, err error) error {
-			if err == nil {
-				sources = append(sources, p)
+			if err != nil {
+				return nil
 			}
+			// A log of several sessions (an OpenCode database): a
+			// page each, DB#SESSION; whole, it is no one session.
+			if strings.HasSuffix(p, ".db") {
+				if ids, _ := agents.Sessions(p); len(ids) > 1 {
+					for _, id := range ids {
+						sources = append(sources, p+"#"+id)
+					}
+					return nil
+				}
+			}
+			sources = append(sources, p)
 			return nil
 		})
 	}
@@ -129,11 +140,7 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 	seen := map[string]bool{}
 	written, kept, failed := 0, 0, 0
 	for _, src := range sources {
-		fi, err := os.Stat(src)
-		var size, mod int64
-		if err == nil {
-			size, mod = fi.Size(), fi.ModTime().UnixNano()
-		}
+		size, mod, err := sourceStat(src)
 		sum := sha256.Sum256([]byte(src))
 		page := "s/" + hex.EncodeToString(sum[:8]) + ".html"
 		e, ok := old[src]
@@ -190,7 +197,7 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 		if _, id, ok := strings.Cut(e.Origin, "/"); ok {
 			links[id] = e.Page
 		}
-		if _, err := os.Stat(e.Source); err == nil {
+		if _, _, err := sourceStat(e.Source); err == nil {
 			paths = append(paths, e.Source)
 		}
 	}
@@ -550,4 +557,25 @@ func sweepTemps(dir string) {
 			os.Remove(name)
 		}
 	}
+}
+
+// sourceStat is the size and time of a source as a page was made of it:
+// of its file; for one session of a database (DB#SESSION) of the
+// database and its WAL together, where SQLite writes first.
+func sourceStat(src string) (size, mod int64, err error) {
+	file, _, several := catalog.SplitSession(src)
+	if !several {
+		file = src
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return 0, 0, err
+	}
+	size, mod = fi.Size(), fi.ModTime().UnixNano()
+	if several {
+		if w, err := os.Stat(file + "-wal"); err == nil {
+			size, mod = size+w.Size(), max(mod, w.ModTime().UnixNano())
+		}
+	}
+	return size, mod, nil
 }
