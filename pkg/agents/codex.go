@@ -59,6 +59,10 @@ func (t tokens) usage() session.Usage {
 }
 
 // pending is an entry waiting in the queue.
+// reviewOutput is the id Codex gives the assistant message that carries a
+// review's findings into the thread that asked for the review.
+const reviewOutput = "review_rollout_assistant"
+
 type pending struct {
 	at     string // where it began (converter.at), for its id
 	e      Entry
@@ -66,6 +70,7 @@ type pending struct {
 	n      int    // how many
 	tool   bool   // a reply with a tool call
 	copy   bool   // a message of a compaction's replacement history
+	review bool   // a review's output, copied from the reviewer's thread
 }
 
 type codexState struct {
@@ -357,6 +362,17 @@ func (c *converter) responseItem(s *codexState, n int, ts string, p gjson.Result
 		var e *pending
 		switch role {
 		case "assistant":
+			if p.Get("id").Str == reviewOutput {
+				// The reviewer's findings, which Codex copies into
+				// the thread that asked for them: that request was
+				// the reviewer's, billed in its own rollout (a
+				// sub-agent), and no token count of this thread
+				// follows. A reply of its own, with no usage here.
+				e = &pending{at: s.at, e: Entry{Line: n, Timestamp: ts, Role: "assistant", Provider: s.provider, Model: s.model, Reply: &Reply{Mode: s.tier}}, review: true}
+				s.queue = append(s.queue, e)
+				c.stats.add("review outputs (billed in the reviewer's thread)", 1)
+				break
+			}
 			e = s.reply(n, ts)
 		case "user":
 			if !s.copying {
@@ -539,7 +555,7 @@ func dataURLText(u string) string {
 func (c *converter) flush(s *codexState, u *session.Usage) error {
 	last := -1
 	for i, p := range s.queue {
-		if p.e.Role == "assistant" {
+		if p.e.Role == "assistant" && !p.review {
 			last = i
 		}
 	}
@@ -564,7 +580,7 @@ func (c *converter) flush(s *codexState, u *session.Usage) error {
 			switch {
 			case u != nil && k == last:
 				r.Usage, r.HasUsage = *u, true
-			case u != nil || s.replaying:
+			case u != nil || s.replaying || p.review:
 				r.Usage, r.HasUsage = session.Usage{}, true
 			}
 			if p.tool {

@@ -288,3 +288,50 @@ func TestCodexSubagentRestartAbove(t *testing.T) {
 		t.Errorf("usage %+v, want %+v (its own counter's, once)", got, want)
 	}
 }
+
+// A review's findings, copied into the thread that asked for them
+// (review_rollout_assistant), are no request of this thread: the reviewer's
+// rollout bills them and no token count follows them here. The thread's
+// cost stays known (it was unknown: a reply without usage), and its usage
+// is its own token counts, once.
+func TestCodexReviewOutput(t *testing.T) {
+	const ts = `{"timestamp":"2026-03-01T10:00:0`
+	log := ts + `0.000Z","type":"session_meta","payload":{"id":"019ca8d7-2d00-7000-8000-000000000001","source":"cli"}}` + "\n" +
+		ts + `1.000Z","type":"turn_context","payload":{"model":"gpt-x"}}` + "\n" +
+		ts + `2.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix it"}]}}` + "\n" +
+		ts + `3.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"fixed"}]}}` + "\n" +
+		ts + `4.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":400,"output_tokens":40},"last_token_usage":{"input_tokens":400,"output_tokens":40}}}}` + "\n" +
+		ts + `5.000Z","type":"response_item","payload":{"type":"message","id":"review_rollout_user","role":"user","content":[{"type":"input_text","text":"<user_action> review </user_action>"}]}}` + "\n" +
+		ts + `6.000Z","type":"event_msg","payload":{"type":"exited_review_mode","review_output":{"findings":[]}}}` + "\n" +
+		ts + `6.000Z","type":"response_item","payload":{"type":"message","id":"review_rollout_assistant","role":"assistant","content":[{"type":"output_text","text":"Review comment: none"}]}}` + "\n" +
+		ts + `7.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"thanks"}]}}` + "\n" +
+		ts + `8.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"welcome"}]}}` + "\n" +
+		ts + `9.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"output_tokens":100},"last_token_usage":{"input_tokens":600,"output_tokens":60}}}}` + "\n"
+	var replies []Reply
+	var texts []string
+	_, _, err := Read(Source{Path: "x.jsonl", R: strings.NewReader(log), Size: int64(len(log))}, Codex, Options{Content: true}, func(*Header) error { return nil },
+		func(e *Entry) error {
+			if e.Reply != nil {
+				replies = append(replies, *e.Reply)
+				texts = append(texts, string(e.Body))
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(replies) != 3 {
+		t.Fatalf("%d replies, want 3 (the review's output one of its own): %q", len(replies), texts)
+	}
+	for i, r := range replies {
+		if !r.HasUsage {
+			t.Errorf("reply %d %s has no usage: the thread's cost unknown", i, texts[i])
+		}
+	}
+	if !strings.Contains(texts[1], "Review comment") || replies[1].Usage != (session.Usage{}) {
+		t.Errorf("the review's output %s has usage %+v, want none here", texts[1], replies[1].Usage)
+	}
+	if u := usageOf(replies); u != (session.Usage{Input: 1000, Output: 100}) {
+		t.Errorf("the thread's usage %+v, want its token counts once (1000 in, 100 out)", u)
+	}
+}
