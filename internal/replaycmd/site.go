@@ -111,7 +111,8 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 			}
 			// A log of several sessions (an OpenCode database): a
 			// page each, DB#SESSION; whole, it is no one session.
-			if strings.HasSuffix(p, ".db") {
+			// (Not a FIFO: opening one waits for a writer.)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && strings.HasSuffix(p, ".db") {
 				if ids, _ := agents.Sessions(p); len(ids) > 1 {
 					for _, id := range ids {
 						sources = append(sources, p+"#"+id)
