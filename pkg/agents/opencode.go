@@ -309,7 +309,7 @@ type LogSession struct {
 // (an OpenCode database), with the ids panto gives them; nil for a log of
 // one session.
 func SessionsIn(path string) ([]LogSession, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path) // a FIFO is refused, not waited on
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +349,7 @@ func SessionsIn(path string) ([]LogSession, error) {
 // Sessions returns the ids of the sessions the log at path holds when it
 // holds several (an OpenCode database), else nil: a log of one session.
 func Sessions(path string) ([]string, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path) // a FIFO is refused, not waited on
 	if err != nil {
 		return nil, err
 	}
