@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/rawjson"
 	"github.com/panto-dev/panto/internal/replaycmd"
-	"github.com/panto-dev/panto/pkg/rawjson"
 )
 
 // TestBrowserSite: panto-replay --site writes an index whose one script

@@ -14,8 +14,8 @@ import (
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/costcmd"
+	"github.com/panto-dev/panto/internal/rawjson"
 	"github.com/panto-dev/panto/internal/replaycmd"
-	"github.com/panto-dev/panto/pkg/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
 )
 
@@ -108,7 +108,7 @@ var titleRe = regexp.MustCompile(`<title>([^<]*)</title>`)
 func TestBrowserTranscript(t *testing.T) {
 	t.Parallel()
 	chromium(t)
-	p := page(t, replaycmd.Run, "--format", "html", "--pricing", "pkg/replay/testdata/html/models.toml", "pkg/replay/testdata/html/tools.jsonl")
+	p := page(t, replaycmd.Run, "--format", "html", "--pricing", "internal/replay/testdata/html/models.toml", "internal/replay/testdata/html/tools.jsonl")
 	dom := browse(t, p, "--dump-dom")
 	if m := titleRe.FindStringSubmatch(dom); m == nil || m[1] != "panto session 019dc5ba-53f6-71a5-ab8f-b1f8709c2572" {
 		t.Fatalf("title %v", m)
@@ -130,7 +130,7 @@ func TestBrowserTranscript(t *testing.T) {
 func TestBrowserTranscriptLayout(t *testing.T) {
 	t.Parallel()
 	chromium(t)
-	p := page(t, replaycmd.Run, "--format", "html", "--pricing", "pkg/replay/testdata/html/models.toml", "pkg/replay/testdata/html/markdown.jsonl")
+	p := page(t, replaycmd.Run, "--format", "html", "--pricing", "internal/replay/testdata/html/models.toml", "internal/replay/testdata/html/markdown.jsonl")
 	dom := browse(t, p, "--dump-dom")
 	for _, want := range []string{
 		`<section class="summary" aria-label="summary">`, "<h2>Review the **parser** and tell me what `Scan` does</h2>", "<dd>claude</dd>", "<code>anthropic/claude-x</code>",
@@ -162,7 +162,7 @@ func TestBrowserSubagents(t *testing.T) {
 	if err := os.WriteFile(prices, []byte("[anthropic.\"m\"]\ninput = 1\noutput = 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := page(t, replaycmd.Run, "--format", "html", "--pricing", prices, "pkg/agents/testdata/subagents/p/0a9a8045-53e9-44b1-83fb-aafc6e1f4f0b.jsonl")
+	p := page(t, replaycmd.Run, "--format", "html", "--pricing", prices, "internal/agents/testdata/subagents/p/0a9a8045-53e9-44b1-83fb-aafc6e1f4f0b.jsonl")
 	dom, msgs := console(t, p)
 	if len(msgs) > 0 {
 		t.Errorf("the page wrote to the console:\n%s", strings.Join(msgs, "\n"))
@@ -206,7 +206,7 @@ func TestBrowserSubagents(t *testing.T) {
 func TestBrowserCostLayout(t *testing.T) {
 	t.Parallel()
 	chromium(t)
-	day := page(t, costcmd.Run, "--format", "html", "--by", "day", "--pricing", "pkg/replay/testdata/html/models.toml", "internal/costcmd/testdata/gap")
+	day := page(t, costcmd.Run, "--format", "html", "--by", "day", "--pricing", "internal/replay/testdata/html/models.toml", "internal/costcmd/testdata/gap")
 	dom := browse(t, day, "--dump-dom")
 	for _, want := range []string{"<thead><tr><th>day</th><th>cost</th><th>turns</th>", "2025-12-09", "2026-02-10", `class="scroll chartbox"`} {
 		if !strings.Contains(dom, want) {
@@ -225,7 +225,7 @@ func TestBrowserCostLayout(t *testing.T) {
 	}
 	browse(t, day, "--window-size=1280,900", "--screenshot="+artifact(t, "cost_gap_day_1280.png"))
 	browse(t, day, "--window-size=390,900", "--screenshot="+artifact(t, "cost_gap_day_390.png"))
-	sess := page(t, costcmd.Run, "--format", "html", "--by", "session", "--pricing", "pkg/replay/testdata/html/models.toml", "internal/costcmd/testdata/gap")
+	sess := page(t, costcmd.Run, "--format", "html", "--by", "session", "--pricing", "internal/replay/testdata/html/models.toml", "internal/costcmd/testdata/gap")
 	dom = browse(t, sess, "--dump-dom")
 	if n := strings.Count(dom, `<g class="bar">`); n != 3 {
 		t.Errorf("the report by session draws %d bars, want one a session (3)", n)
@@ -305,7 +305,7 @@ func TestBrowserAttack(t *testing.T) {
 func TestBrowserCostReport(t *testing.T) {
 	t.Parallel()
 	chromium(t)
-	p := page(t, costcmd.Run, "--format", "html", "--by", "day", "--pricing", "pkg/replay/testdata/html/models.toml", "pkg/replay/testdata/html/tools.jsonl")
+	p := page(t, costcmd.Run, "--format", "html", "--by", "day", "--pricing", "internal/replay/testdata/html/models.toml", "internal/replay/testdata/html/tools.jsonl")
 	dom := browse(t, p, "--dump-dom")
 	for _, want := range []string{"Cost by day", "2026-04-25", "<svg", "anthropic/claude-x", "openai/gpt-x", "1,710", "≥ $0.008", "unknown"} {
 		if !strings.Contains(dom, want) {

@@ -17,9 +17,9 @@ import (
 	"unsafe"
 
 	"github.com/alecthomas/kong"
-	"github.com/panto-dev/panto/pkg/agents"
-	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/tty"
+	"github.com/panto-dev/panto/internal/agents"
+	"github.com/panto-dev/panto/internal/exitcode"
+	"github.com/panto-dev/panto/internal/tty"
 )
 
 // Version is printed by --version.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/panto-dev/panto/pkg/pricing"
-	"github.com/panto-dev/panto/pkg/replay"
+	"github.com/panto-dev/panto/internal/pricing"
+	"github.com/panto-dev/panto/internal/replay"
 )
 
 // chart is the cost of every period (a day, or the week or month a report

@@ -23,7 +23,7 @@ func TestHTMLGolden(t *testing.T) {
 		t.Run(by, func(t *testing.T) {
 			var out, errw bytes.Buffer
 			proc := cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errw, Getenv: func(string) string { return "" }, Cwd: "/"}
-			if code := Run([]string{"--format", "html", "--by", by, "--pricing", "../../pkg/replay/testdata/html/models.toml", "../../pkg/replay/testdata/html/tools.jsonl"}, proc); code != 0 {
+			if code := Run([]string{"--format", "html", "--by", by, "--pricing", "../../internal/replay/testdata/html/models.toml", "../../internal/replay/testdata/html/tools.jsonl"}, proc); code != 0 {
 				t.Fatalf("exit %d: %s", code, errw.String())
 			}
 			golden := "testdata/report-" + by + ".html"

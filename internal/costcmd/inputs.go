@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/exitcode"
 	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/catalog"
-	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
 )
 

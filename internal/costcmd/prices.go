@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/panto-dev/panto/pkg/pricing"
-	"github.com/panto-dev/panto/pkg/tty"
+	"github.com/panto-dev/panto/internal/pricing"
+	"github.com/panto-dev/panto/internal/tty"
 )
 
 // book is the set's pricing.Book: the one pricing path of every output.

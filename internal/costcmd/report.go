@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/panto-dev/panto/pkg/pricing"
-	"github.com/panto-dev/panto/pkg/tty"
+	"github.com/panto-dev/panto/internal/pricing"
+	"github.com/panto-dev/panto/internal/tty"
 )
 
 // row is one line of a report: the sum over its turns.

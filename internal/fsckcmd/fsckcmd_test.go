@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/panto-dev/panto/internal/cli"
-	"github.com/panto-dev/panto/pkg/fsck"
+	"github.com/panto-dev/panto/internal/fsck"
 )
 
 // TestCheckAllOrder: the reports come out in the order of the files however

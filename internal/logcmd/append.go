@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/exitcode"
+	"github.com/panto-dev/panto/internal/rawjson"
+	"github.com/panto-dev/panto/internal/replay"
 	"github.com/panto-dev/panto/internal/stores"
-	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/rawjson"
-	"github.com/panto-dev/panto/pkg/replay"
+	"github.com/panto-dev/panto/internal/tty"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
-	"github.com/panto-dev/panto/pkg/tty"
 	"github.com/tidwall/gjson"
 )
 

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/panto-dev/panto/internal/agents"
 	"github.com/panto-dev/panto/internal/cli"
-	"github.com/panto-dev/panto/pkg/agents"
-	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/internal/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
 )
 

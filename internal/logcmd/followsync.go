@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panto-dev/panto/internal/agents"
 	"github.com/panto-dev/panto/internal/cli"
-	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"

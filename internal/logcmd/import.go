@@ -16,12 +16,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panto-dev/panto/internal/agents"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/exitcode"
+	"github.com/panto-dev/panto/internal/index"
 	"github.com/panto-dev/panto/internal/ordered"
-	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
-	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/tidwall/gjson"
 )

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/panto-dev/panto/internal/cli"
-	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/internal/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
 )
 

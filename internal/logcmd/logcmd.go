@@ -10,10 +10,10 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/exitcode"
 	"github.com/panto-dev/panto/internal/stores"
-	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/internal/tty"
 	"github.com/panto-dev/panto/pkg/store"
-	"github.com/panto-dev/panto/pkg/tty"
 )
 
 const name = "panto-log"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
-	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/internal/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
 )
 

@@ -9,11 +9,11 @@ import (
 	"os"
 
 	"github.com/panto-dev/panto/internal/cli"
-	"github.com/panto-dev/panto/pkg/exitcode"
+	"github.com/panto-dev/panto/internal/exitcode"
+	"github.com/panto-dev/panto/internal/tty"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
-	"github.com/panto-dev/panto/pkg/tty"
 )
 
 // sessionStatus is what push --status says of one session.

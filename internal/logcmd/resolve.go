@@ -7,8 +7,8 @@ import (
 	"io"
 
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/exitcode"
 	"github.com/panto-dev/panto/internal/stores"
-	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
 )
 

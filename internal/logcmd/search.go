@@ -19,15 +19,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/panto-dev/panto/internal/agents"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/costcmd"
+	"github.com/panto-dev/panto/internal/exitcode"
+	fsearch "github.com/panto-dev/panto/internal/search"
 	"github.com/panto-dev/panto/internal/stores"
-	"github.com/panto-dev/panto/pkg/agents"
+	"github.com/panto-dev/panto/internal/tty"
 	"github.com/panto-dev/panto/pkg/catalog"
-	"github.com/panto-dev/panto/pkg/exitcode"
-	fsearch "github.com/panto-dev/panto/pkg/search"
 	"github.com/panto-dev/panto/pkg/store"
-	"github.com/panto-dev/panto/pkg/tty"
 	"github.com/tidwall/gjson"
 )
 

@@ -14,15 +14,15 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"github.com/panto-dev/panto/internal/agents"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/exitcode"
+	"github.com/panto-dev/panto/internal/pricing"
+	"github.com/panto-dev/panto/internal/replay"
 	"github.com/panto-dev/panto/internal/stores"
-	"github.com/panto-dev/panto/pkg/agents"
-	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/pricing"
-	"github.com/panto-dev/panto/pkg/replay"
+	"github.com/panto-dev/panto/internal/tty"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
-	"github.com/panto-dev/panto/pkg/tty"
 	"github.com/tidwall/gjson"
 )
 

@@ -19,14 +19,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panto-dev/panto/internal/agents"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/costcmd"
+	"github.com/panto-dev/panto/internal/exitcode"
+	"github.com/panto-dev/panto/internal/pricing"
+	"github.com/panto-dev/panto/internal/replay"
 	"github.com/panto-dev/panto/internal/stores"
-	"github.com/panto-dev/panto/pkg/agents"
 	"github.com/panto-dev/panto/pkg/catalog"
-	"github.com/panto-dev/panto/pkg/exitcode"
-	"github.com/panto-dev/panto/pkg/pricing"
-	"github.com/panto-dev/panto/pkg/replay"
 )
 
 // Why the site is panto-replay's: a site is pages of sessions, and

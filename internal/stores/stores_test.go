@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/panto-dev/panto/internal/exitcode"
 	"github.com/panto-dev/panto/pkg/catalog"
-	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/store"
 )
 

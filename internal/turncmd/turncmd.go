@@ -18,13 +18,13 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
+	"github.com/panto-dev/panto/internal/exitcode"
+	"github.com/panto-dev/panto/internal/tty"
 	"github.com/panto-dev/panto/pkg/agent"
-	"github.com/panto-dev/panto/pkg/exitcode"
 	"github.com/panto-dev/panto/pkg/provider"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
-	"github.com/panto-dev/panto/pkg/tty"
 )
 
 const name = "panto-turn"
@@ -322,7 +322,7 @@ type display struct {
 }
 
 // delta shows a piece of the reply as it arrives, for people: the model's
-// words are escaped as every human view escapes a log's (pkg/tty), so a
+// words are escaped as every human view escapes a log's (internal/tty), so a
 // reply cannot set a window title, clear the screen or reorder a line.
 func (d *display) delta(kind, text string) {
 	text = tty.Text(text)

@@ -99,10 +99,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/panto-dev/panto/internal/rawjson"
+	"github.com/panto-dev/panto/internal/replay"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/provider"
-	"github.com/panto-dev/panto/pkg/rawjson"
-	"github.com/panto-dev/panto/pkg/replay"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/panto-dev/panto/internal/fsck"
 	"github.com/panto-dev/panto/internal/pgtest"
 	"github.com/panto-dev/panto/pkg/agent"
-	"github.com/panto-dev/panto/pkg/fsck"
 	"github.com/panto-dev/panto/pkg/provider"
 	"github.com/panto-dev/panto/pkg/store"
 	"github.com/tidwall/gjson"

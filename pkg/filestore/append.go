@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/panto-dev/panto/internal/index"
 	"github.com/panto-dev/panto/pkg/catalog"
-	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/scan"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/panto-dev/panto/internal/index"
 	"github.com/panto-dev/panto/pkg/catalog"
-	"github.com/panto-dev/panto/pkg/index"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )

@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panto-dev/panto/internal/index"
 	"github.com/panto-dev/panto/pkg/catalog"
-	"github.com/panto-dev/panto/pkg/index"
 )
 
 // Reader is a session file open to read: its descriptor without the

@@ -30,7 +30,7 @@ var fixups = map[int]func(context.Context, pgx.Tx) error{4: exactResponses}
 // filled its text is NULL, and a search reads it whatever it looks for.
 const searchSchema = `
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
-ALTER TABLE panto_entries ADD COLUMN search_text text; -- the text a search matches, folded (pkg/search: Text, Fold); NULL: not filled yet, or over 1 MiB
+ALTER TABLE panto_entries ADD COLUMN search_text text; -- the text a search matches, folded (internal/search: Text, Fold); NULL: not filled yet, or over 1 MiB
 CREATE INDEX panto_entries_search ON panto_entries USING gin (search_text gin_trgm_ops);
 CREATE INDEX panto_entries_unsearched ON panto_entries (session, seq) WHERE search_text IS NULL;
 -- How far the filling of the rows written before version 5 has come: the

@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/panto-dev/panto/pkg/agents"
-	"github.com/panto-dev/panto/pkg/search"
+	"github.com/panto-dev/panto/internal/agents"
+	"github.com/panto-dev/panto/internal/search"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )
@@ -22,7 +22,7 @@ import (
 // The search index (SPEC §15): each entry's searchable text, folded
 // (search.Text, search.Fold), in search_text, indexed by pg_trgm; a
 // search asks it for the entries whose text may hold every needle, and
-// searches those as their file is searched (pkg/search reads a view of
+// searches those as their file is searched (internal/search reads a view of
 // each session in which the other entries are empty lines).
 
 // likeContains is a LIKE pattern for the texts that hold s.
@@ -116,7 +116,7 @@ func (p *PG) ExplainCandidates(ctx context.Context, needles []string) (string, e
 
 // headEntries is how many entries from a session's start a view of it
 // keeps whatever matched: a search reads the first lines of a log for
-// what they say of its session (its id, cwd and model: pkg/search reads
+// what they say of its session (its id, cwd and model: internal/search reads
 // 64 lines, the header one of them) and its title (session.TitleLines).
 var headEntries = int64(max(64, session.TitleLines))
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/panto-dev/panto/pkg/agents"
-	"github.com/panto-dev/panto/pkg/search"
+	"github.com/panto-dev/panto/internal/agents"
+	"github.com/panto-dev/panto/internal/search"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/panto-dev/panto/pkg/store"
 )

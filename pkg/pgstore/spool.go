@@ -9,9 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/panto-dev/panto/pkg/agents"
-	"github.com/panto-dev/panto/pkg/rawjson"
-	"github.com/panto-dev/panto/pkg/search"
+	"github.com/panto-dev/panto/internal/agents"
+	"github.com/panto-dev/panto/internal/rawjson"
+	"github.com/panto-dev/panto/internal/search"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/internal/rawjson"
 	"github.com/tidwall/gjson"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/internal/rawjson"
 )
 
 // Block is one content block of a reply, in panto's terms.

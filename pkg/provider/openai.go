@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/internal/rawjson"
 	"github.com/tidwall/gjson"
 )
 

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/internal/rawjson"
 	"github.com/tidwall/gjson"
 )
 
 // The compaction entry (SPEC §13) and its rules live here, once: its
 // shape, how its firstKeptEntryId is found on its path, and what the model
-// is sent from it on. pkg/store (to append one), pkg/replay (what is
-// sent), pkg/fsck (a firstKeptEntryId on no path), the agent and the
+// is sent from it on. pkg/store (to append one), internal/replay (what is
+// sent), internal/fsck (a firstKeptEntryId on no path), the agent and the
 // commands ask this file.
 
 // TypeCompaction is the type of a compaction entry: from it on, the model

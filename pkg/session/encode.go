@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/internal/rawjson"
 )
 
 // TimeFormat is the timestamp layout of every line: UTC, milliseconds, Z.

@@ -1,6 +1,6 @@
 package session
 
-import "github.com/panto-dev/panto/pkg/rawjson"
+import "github.com/panto-dev/panto/internal/rawjson"
 
 // MessageOf returns the raw "message" value of a valid entry line (the
 // first, if the key repeats), byte for byte; nil when there is none.

@@ -3,7 +3,7 @@ package session
 import (
 	"fmt"
 
-	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/internal/rawjson"
 )
 
 // Version is the format version this package reads and writes.

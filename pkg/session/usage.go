@@ -3,7 +3,7 @@ package session
 import (
 	"fmt"
 
-	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/internal/rawjson"
 )
 
 // Usage is an assistant message's token counts (SPEC §2). Input is fresh

@@ -9,7 +9,7 @@ import "context"
 // through this interface only.
 type Searcher interface {
 	// Candidates returns the sessions holding an entry whose searchable
-	// text (pkg/search: Text, folded by Fold) holds every needle (folded
+	// text (internal/search: Text, folded by Fold) holds every needle (folded
 	// too), or is not indexed (more than match, never fewer), newest
 	// first (SortNewest), each with those entries' sequence numbers (1
 	// for the first entry, in order). A session's Summary has its ID,

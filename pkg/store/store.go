@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/internal/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/panto-dev/panto/pkg/rawjson"
+	"github.com/panto-dev/panto/internal/rawjson"
 	"github.com/panto-dev/panto/pkg/session"
 )
 

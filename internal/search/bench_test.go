@@ -1,0 +1,42 @@
+package search
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// BenchmarkDir searches the logs under $PANTO_BENCH_SEARCH_DIR for
+// $PANTO_BENCH_SEARCH_WORD (default golangci), for profiles:
+//
+//	PANTO_BENCH_SEARCH_DIR=/tmp/logs go test -run X -bench Dir -cpuprofile cpu.out ./internal/search
+func BenchmarkDir(b *testing.B) {
+	dir := os.Getenv("PANTO_BENCH_SEARCH_DIR")
+	if dir == "" {
+		b.Skip("PANTO_BENCH_SEARCH_DIR is not set")
+	}
+	word := os.Getenv("PANTO_BENCH_SEARCH_WORD")
+	if word == "" {
+		word = "golangci"
+	}
+	var files []File
+	var size int64
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() && strings.HasSuffix(p, ".jsonl") {
+			files = append(files, File{Path: p})
+			size += fi.Size()
+		}
+		return nil
+	})
+	q, err := Parse(strings.Fields(word), nil, Smart)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		n := 0
+		Run(context.Background(), q, files, Options{}, func(*Hit) bool { n++; return true })
+	}
+}
