@@ -512,7 +512,8 @@ a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
 .unknown { color: #b06d00; }
 .note { color: var(--muted); font-size: .85rem; }
-@media (max-width: 600px) { td.w, th.w { display: none; } td, th { padding: .25rem .3rem; } }
+.wt { display: none; }
+@media (max-width: 600px) { td.w, th.w { display: none; } .wt { display: block; color: var(--muted); font-size: .8rem; } td, th { padding: .25rem .3rem; } }
 </style>
 </head>
 <body>
@@ -523,7 +524,7 @@ a:hover { text-decoration: underline; }
 <table>
 <thead><tr><th>title</th><th>agent</th><th class="w">last activity</th><th class="n">messages</th><th class="n">cost</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr data-s="{{.Search}}"><td class="t"><a href="{{.Page}}">{{.Title}}</a></td><td>{{.Agent}}</td><td class="w">{{if .Time}}<time datetime="{{.Time}}">{{.TimeText}}</time>{{end}}</td><td class="n">{{.Messages}}</td><td class="n{{if .Unknown}} unknown{{end}}">{{.Cost}}</td></tr>
+{{range .Rows}}<tr data-s="{{.Search}}"><td class="t"><a href="{{.Page}}">{{.Title}}</a>{{if .Time}}<span class="wt"><time datetime="{{.Time}}">{{.TimeText}}</time></span>{{end}}</td><td>{{.Agent}}</td><td class="w">{{if .Time}}<time datetime="{{.Time}}">{{.TimeText}}</time>{{end}}</td><td class="n">{{.Messages}}</td><td class="n{{if .Unknown}} unknown{{end}}">{{.Cost}}</td></tr>
 {{end}}</tbody>
 </table>
 </section>
