@@ -2,7 +2,11 @@
 
 package rawjson
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/panto-dev/panto/internal/cpuid"
+)
 
 // ValidUTF8 reports whether b is valid UTF-8, 32 bytes a turn where the
 // processor has AVX2 (in utf8_amd64.s).
@@ -13,9 +17,7 @@ func ValidUTF8(b []byte) bool {
 	return utf8.Valid(b)
 }
 
-var haveAVX2 = hasAVX2()
+var haveAVX2 = cpuid.AVX2 // a variable: the tests turn it off
 
 //go:noescape
 func validUTF8AVX2(b []byte) bool
-
-func hasAVX2() bool
