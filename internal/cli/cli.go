@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -163,6 +164,13 @@ func Fail(w io.Writer, name string, err error) int {
 	Errorf(w, name, "%v", err)
 	return exitcode.Of(err)
 }
+
+// QuietPipe makes a closed stdout an error that a write returns (EPIPE)
+// rather than a SIGPIPE that kills the process (exit 141): each command's
+// Main calls it first, so that a reader who leaves (| head) ends the
+// command where it stands, between two writes, and Fail reports it as the
+// quiet exit 0 of SPEC §7, the same for every command.
+func QuietPipe() { signal.Ignore(syscall.SIGPIPE) }
 
 // IsBrokenPipe reports whether err is a write to a closed pipe.
 func IsBrokenPipe(err error) bool {

@@ -53,7 +53,7 @@ type grammar struct {
 // but not made): SIGPIPE is ignored, so a failed write is an error that
 // stops the work once the files in hand are done (bit 8).
 func Main() int {
-	signal.Ignore(syscall.SIGPIPE)
+	cli.QuietPipe()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { <-ctx.Done(); cancelled.Store(true); close(interrupted) }()

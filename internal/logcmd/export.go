@@ -46,7 +46,7 @@ func (c *exportCmd) run(ctx context.Context, st store.Store, out io.Writer) erro
 	}
 	w := &wholeLines{w: out}
 	if _, err := io.Copy(w, r); err != nil {
-		return exitcode.Failuref("export %s: %v", c.Session, err)
+		return exitcode.Failuref("export %s: %w", c.Session, err)
 	}
 	return nil
 }
@@ -68,7 +68,7 @@ func exportConverted(name string, r store.Reader, out io.Writer) error {
 	}
 	defer tmp.Close()
 	if _, err := io.Copy(out, io.NewSectionReader(tmp, 0, n)); err != nil {
-		return exitcode.Failuref("export %s: %v", name, err)
+		return exitcode.Failuref("export %s: %w", name, err)
 	}
 	return nil
 }

@@ -87,6 +87,7 @@ type follower struct {
 	next    time.Time         // when to try the database again
 	failed  int               // files (and directories) that could not be followed (--once: exit 3)
 	unread  map[string]string // directories that could not be read: what was said
+	gone    bool              // stdout was closed (its reader left): the follower ends
 }
 
 // follow runs a follower until it is stopped (SIGINT, SIGTERM), or after
@@ -128,6 +129,9 @@ func follow(o followOpts, proc cli.IO, out *bufio.Writer) error {
 	}
 	f.scan()
 	f.syncDirty(ctx)
+	if f.gone {
+		return nil // the reader of --json left: quietly, as SPEC §7 says
+	}
 	if o.once {
 		if ctx.Err() != nil && len(f.dirty) > 0 {
 			return exitcode.Failuref("interrupted: %d files not followed; run again", len(f.dirty))
@@ -180,6 +184,9 @@ func follow(o followOpts, proc cli.IO, out *bufio.Writer) error {
 		case <-retry:
 		}
 		f.syncDirty(ctx)
+		if f.gone {
+			return nil
+		}
 	}
 }
 
@@ -374,7 +381,7 @@ func (f *follower) syncDirty(ctx context.Context) {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || f.gone {
 			return
 		}
 		t := f.files[p]

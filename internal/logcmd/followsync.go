@@ -327,7 +327,9 @@ func (f *follower) report(t *tracked, c content, to store.Position, res store.Co
 			Committed string  `json:"committed"`
 		}{c.id, t.path, res.Entries, res.Cut, to.Entries, to.Bytes, ms(lag), ms(now.Sub(started)), now.UTC().Format(time.RFC3339Nano)})
 		f.out.Write(append(b, '\n'))
-		f.out.Flush()
+		if err := f.out.Flush(); cli.IsBrokenPipe(err) {
+			f.gone = true // SIGPIPE is ignored (cli.QuietPipe): a follower would report to nobody forever
+		}
 	}
 	if f.tty || res.Cut > 0 && !f.o.agents { // a cut of a session is news; a response that grew is the import's routine
 		cut := ""

@@ -38,7 +38,10 @@ type grammar struct {
 }
 
 // Main runs panto-log in this process.
-func Main() int { return Run(os.Args[1:], cli.OS()) }
+func Main() int {
+	cli.QuietPipe()
+	return Run(os.Args[1:], cli.OS())
+}
 
 // Run runs panto-log with args.
 func Run(args []string, proc cli.IO) int {

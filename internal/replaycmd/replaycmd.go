@@ -53,7 +53,10 @@ type grammar struct {
 }
 
 // Main runs panto-replay in this process.
-func Main() int { return Run(os.Args[1:], cli.OS()) }
+func Main() int {
+	cli.QuietPipe()
+	return Run(os.Args[1:], cli.OS())
+}
 
 // Run runs panto-replay with args.
 func Run(args []string, proc cli.IO) int {

@@ -54,6 +54,7 @@ type grammar struct {
 
 // Main runs panto-turn in this process.
 func Main() int {
+	cli.QuietPipe()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, os.Args[1:], cli.OS())
