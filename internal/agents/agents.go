@@ -333,6 +333,12 @@ type Options struct {
 	// Content builds each entry's Body; without it only replies, times and
 	// stamps are read (what a cost report needs), faster.
 	Content bool
+	// Prompts, without Content, still gives the Body of a session's user
+	// messages up to the first that holds a title (TitleOf), where a log
+	// has no first line to title each session by (an OpenCode database):
+	// what a report of sessions' titles needs, without reading every
+	// part's text.
+	Prompts bool
 	// One says one session is wanted (a conversion): a log that holds
 	// several (an OpenCode database) is refused with ErrSeveralSessions.
 	One bool

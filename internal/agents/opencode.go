@@ -97,7 +97,8 @@ type ocMessage struct {
 	created int64
 	data    string
 	parts   []ocPart
-	raw     int // the line of a stream it came from, for stats
+	raw     int    // the line of a stream it came from, for stats
+	body    []byte // a user message's Body read for its title (Options.Prompts)
 }
 
 type ocPart struct {
@@ -214,12 +215,12 @@ func (c *converter) ocDatabase() error {
 		if err := c.stopped(); err != nil {
 			return err
 		}
-		s, err := d.load(row, c.opt.Content)
+		s, err := c.ocLoad(d, row)
 		if err == nil && d.changed() {
 			// OpenCode started, or checkpointed, during an immutable read:
 			// this session again, and the rest, from a snapshot.
 			if err = d.takeSnapshot(); err == nil {
-				s, err = d.load(row, c.opt.Content)
+				s, err = c.ocLoad(d, row)
 			}
 		}
 		if err != nil {
@@ -231,6 +232,32 @@ func (c *converter) ocDatabase() error {
 		}
 	}
 	return nil
+}
+
+// ocLoad reads a session of the database d as the options ask: with
+// Prompts but not Content, the parts of its user messages are read too, up
+// to the first message that holds a title (its body kept for ocMessage).
+func (c *converter) ocLoad(d *ocDB, row ocSessionRow) (*ocSession, error) {
+	s, err := d.load(row, c.opt.Content)
+	if err != nil || c.opt.Content || !c.opt.Prompts {
+		return s, err
+	}
+	for i := range s.msgs {
+		m := &s.msgs[i]
+		if gjson.Get(m.data, "role").Str != "user" {
+			continue
+		}
+		if m.parts, err = d.messageParts(s.id, m.id); err != nil {
+			return nil, err
+		}
+		m.body = slices.Clone(c.ocUserBody(m))
+		// TitleOf of the message as a panto line (of a user's role), which
+		// names the registry this is part of
+		if shortTitle(promptText(gjson.GetBytes(m.body, "content"), "text")) != "" {
+			break
+		}
+	}
+	return s, nil
 }
 
 // dbPath returns the file to open as the database r holds: path, when it
@@ -449,6 +476,8 @@ func (c *converter) ocMessage(s *ocSession, m *ocMessage, older bool) error {
 		c.stats.add("user messages", 1)
 		if c.opt.Content {
 			e.Body = c.ocUserBody(m)
+		} else if m.body != nil {
+			e.Body = m.body
 		}
 		return c.emit(e)
 	case "assistant":

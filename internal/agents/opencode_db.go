@@ -419,6 +419,29 @@ func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
 	return out, d.sqlErr(prows.Err())
 }
 
+// messageParts reads all the parts of one message of session sid, by id
+// (as load reads them with content).
+func (d *ocDB) messageParts(sid, mid string) ([]ocPart, error) {
+	st, err := d.stmt(`SELECT id, data FROM part WHERE message_id = ? AND session_id = ? ORDER BY id`)
+	if err != nil {
+		return nil, d.sqlErr(err)
+	}
+	rows, err := st.Query(mid, sid)
+	if err != nil {
+		return nil, d.sqlErr(err)
+	}
+	defer rows.Close()
+	var out []ocPart
+	for rows.Next() {
+		var p ocPart
+		if err := rows.Scan(&p.id, &p.data); err != nil {
+			return nil, d.sqlErr(err)
+		}
+		out = append(out, p)
+	}
+	return out, d.sqlErr(rows.Err())
+}
+
 // stmt is the query q, prepared on the open database once.
 func (d *ocDB) stmt(q string) (*sql.Stmt, error) {
 	if st, ok := d.stmts[q]; ok {

@@ -759,3 +759,79 @@ func TestOpenCodeInDatabase(t *testing.T) {
 		t.Errorf("the data directory holds %d files after, want the database and storage/ (no -wal, -shm)", len(entries))
 	}
 }
+
+// TestOpenCodePrompts: a database read for costs with titles (Options
+// Prompts, as panto-cost --by session reads it) gives each session's user
+// messages' bodies up to the first that holds a title, the same as a read
+// with content, and reads nothing else of the parts: no tool result, no
+// assistant body. A first prompt with no title (a command wrapper, no
+// part) passes to the next one. panto-cost read every part's text for
+// titles (Content), 3 times the CPU of a read for costs alone.
+func TestOpenCodePrompts(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "opencode.db")
+	ocMakeDB(t, db, ocSchema, ocShapes)
+	w := ocOpenRW(t, db)
+	for _, q := range []string{
+		`INSERT INTO session (id, project_id, directory, title, version, time_created, time_updated) VALUES ('ses_P', 'prj1', '/proj', 'P', 'v1.18.4', 1780000300000, 1780000300000)`,
+		`INSERT INTO message VALUES ('msg_p1', 'ses_P', 1780000301000, 1780000301000, '{"role":"user","time":{"created":1780000301000}}'),
+			('msg_p2', 'ses_P', 1780000302000, 1780000302000, '{"role":"user","time":{"created":1780000302000}}'),
+			('msg_p3', 'ses_P', 1780000303000, 1780000303000, '{"role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","tokens":{"input":5,"output":6,"reasoning":0,"cache":{"read":0,"write":0}},"time":{"created":1780000303000},"finish":"stop"}'),
+			('msg_p4', 'ses_P', 1780000304000, 1780000304000, '{"role":"user","time":{"created":1780000304000}}'),
+			('msg_p5', 'ses_P', 1780000305000, 1780000305000, '{"role":"user","time":{"created":1780000305000}}')`,
+		`INSERT INTO part VALUES ('prt_p2a', 'msg_p2', 'ses_P', 0, 0, '{"type":"text","text":"<command-name>/init</command-name>"}'),
+			('prt_p4a', 'msg_p4', 'ses_P', 0, 0, '{"type":"text","text":"The real prompt\nand more"}'),
+			('prt_p3a', 'msg_p3', 'ses_P', 0, 0, '{"type":"text","text":"a reply"}'),
+			('prt_p5a', 'msg_p5', 'ses_P', 0, 0, '{"type":"text","text":"after the title"}')`,
+	} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	title := func(es []string) string {
+		for _, e := range es {
+			if body := gjson.Get(e, "message"); body.Get("role").Str == "user" && body.Exists() {
+				if t := TitleOf([]byte(`{"type":"message","message":`+body.Raw+`}`), Unknown); t != "" {
+					return t
+				}
+			}
+		}
+		return ""
+	}
+	_, full, _, err := ocRead(t, fileSource(t, db), Options{Content: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, es, st, err := ocRead(t, fileSource(t, db), Options{Prompts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"List the files here", "Find the tests", "Hello", "The real prompt"}
+	if len(es) != len(want) || len(full) != len(want) {
+		t.Fatalf("%d and %d sessions, want %d", len(es), len(full), len(want))
+	}
+	for i := range es {
+		if got, all := title(es[i]), title(full[i]); got != all || got != want[i] {
+			t.Errorf("%s: title %q, with content %q, want %q", hs[i].Origin.ID, got, all, want[i])
+		}
+		for _, e := range es[i] {
+			if gjson.Get(e, "message.role").Str == "assistant" && gjson.Get(e, "message.content").Exists() {
+				t.Errorf("%s: an assistant body read: %s", hs[i].Origin.ID, e)
+			}
+		}
+	}
+	// ses_P: its first prompt has no part, its second only a command; the
+	// fourth (after the title) is not read.
+	var bodies []string
+	for _, e := range es[3] {
+		if b := gjson.Get(e, "message.content"); gjson.Get(e, "message.role").Str == "user" && b.Exists() {
+			bodies = append(bodies, b.Raw)
+		}
+	}
+	if len(bodies) != 3 || !strings.Contains(bodies[2], "The real prompt") {
+		t.Errorf("ses_P user bodies %q", bodies)
+	}
+	if st.Counts["tool results"] != 0 || st.Counts["tool calls"] != 0 {
+		t.Errorf("the parts of replies read: %v", st.Counts)
+	}
+}

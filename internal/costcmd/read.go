@@ -158,7 +158,7 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 	var head [16]byte
 	n, _ := src.R.ReadAt(head[:], 0)
 	dbTitles := r.needTitle && agents.IsSQLite(head[:n])
-	_, st, err := agents.Read(src, f, agents.Options{Content: dbTitles},
+	_, st, err := agents.Read(src, f, agents.Options{Prompts: dbTitles},
 		func(h *agents.Header) error {
 			r.session, r.project, r.agent = h.ID, h.Cwd, h.Origin.Agent
 			r.origin, r.parent = h.Origin.ID, h.Origin.SubagentOf()
