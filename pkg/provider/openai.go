@@ -50,7 +50,9 @@ type oRequest struct {
 // OpenAIRequest builds the Chat Completions request body: toolUse blocks
 // become tool_calls, each toolResult a "tool" message (before the user's
 // text of the same message), thinking is not sent (the API has no field for
-// it).
+// it). A message left with no text and no call is not sent: servers such
+// as vLLM refuse an assistant message whose content is "" (OpenAI takes
+// it), as Anthropic refuses any empty message.
 func OpenAIRequest(cfg Config, conv []Message) []byte {
 	req := oRequest{Model: cfg.Model, Stream: true, StreamOptions: map[string]any{"include_usage": true},
 		MaxCompletionTokens: cfg.MaxTokens, ReasoningEffort: cfg.Reasoning}
@@ -66,7 +68,9 @@ func OpenAIRequest(cfg Config, conv []Message) []byte {
 		for _, b := range m.Blocks {
 			switch b.Type {
 			case "text":
-				texts = append(texts, b.Text)
+				if b.Text != "" { // an empty text is no content (a usage-only reply, an empty OpenCode message)
+					texts = append(texts, b.Text)
+				}
 			case "toolUse":
 				args := string(b.Input)
 				if strings.TrimSpace(args) == "" {
