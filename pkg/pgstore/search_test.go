@@ -122,7 +122,7 @@ func TestMigrateToSearch(t *testing.T) {
 	if err := p.conn.QueryRow(ctx, `SELECT (SELECT max(version) FROM panto_schema), (SELECT done FROM panto_search_fill)`).Scan(&v, &done); err != nil {
 		t.Fatal(err)
 	}
-	if v != 5 || done {
+	if v != SchemaVersion || done {
 		t.Fatalf("after the migration: version %d, filled %v", v, done)
 	}
 	cands, err := p.Candidates(ctx, []string{"needle 7 ärger"})
