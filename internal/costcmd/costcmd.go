@@ -380,7 +380,9 @@ func (g *grammar) run(proc cli.IO, out io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if format != "table" && len(set.Sources) == 1 && set.Builtin() {
+	// Where the prices came from is said in the table, the JSON and the
+	// page; jsonl, one row a line, has it said on stderr instead.
+	if format == "jsonl" && len(set.Sources) == 1 && set.Builtin() {
 		warn("prices: %s (a models.toml or --pricing FILE adds prices and replaces them model by model; panto-cost --prices shows them)", prices)
 	}
 	if skip.corrupt+skip.torn+skip.invalid+skip.duplicate+skip.foreign+skip.badSessions > 0 {
