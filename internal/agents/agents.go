@@ -945,6 +945,35 @@ func Sniff(r io.ReaderAt, size int64) (Format, error) {
 	if err != nil || first == nil {
 		return Panto, err // nothing: panto's reader reports it
 	}
+	return sniffFirst(r, size, first, end)
+}
+
+// SniffStart is Sniff for a log whose start is in memory already (start,
+// read from offset 0): a first line it holds whole is looked at where it
+// is, not read again into a buffer of its own (search tells the format
+// of every file it reads).
+func SniffStart(r io.ReaderAt, size int64, start []byte) (Format, error) {
+	for i := 0; ; {
+		nl := bytes.IndexByte(start[i:], '\n')
+		if nl < 0 {
+			if int64(len(start)) != size {
+				return Sniff(r, size) // the first line goes on past start
+			}
+			if line := start[i:]; len(bytes.TrimSpace(line)) > 0 {
+				return sniffFirst(r, size, line, size) // an unterminated first line
+			}
+			return Panto, nil // nothing: panto's reader reports it
+		}
+		if line := start[i : i+nl]; len(bytes.TrimSpace(line)) > 0 {
+			return sniffFirst(r, size, line, int64(i+nl+1))
+		}
+		i += nl + 1
+	}
+}
+
+// sniffFirst tells the format from the first line that is not blank,
+// which ends at end (what follows is read from r when needed).
+func sniffFirst(r io.ReaderAt, size int64, first []byte, end int64) (Format, error) {
 	if o := firstOfSeveral(first); o != nil {
 		// Two or more objects with no newline between them: the readers
 		// take them one by one, as on any other line.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -32,7 +33,9 @@ func Title(src Source, f Format) string {
 			return docTitle(src, a)
 		}
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(src.R, 0, min(src.Size, titleBytes)), 64<<10)
+	br := titleReaders.Get().(*bufio.Reader)
+	br.Reset(io.NewSectionReader(src.R, 0, min(src.Size, titleBytes)))
+	defer titleReaders.Put(br)
 	for range titleLines {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -53,6 +56,10 @@ func Title(src Source, f Format) string {
 	}
 	return ""
 }
+
+// titleReaders are Title's buffers, kept between calls: search asks the
+// title of every file it finds a hit in.
+var titleReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 // TitleMax bounds a title, in characters.
 const TitleMax = 80

@@ -31,7 +31,7 @@ func (r startReader) ReadAt(p []byte, off int64) (int, error) {
 func sniff(f io.ReaderAt, size int64, start []byte) (agents.Format, error) {
 	t := bytes.TrimLeft(start, " \t\r\n")
 	if int64(len(start)) == size || bytes.IndexByte(t, '\n') >= 0 {
-		return agents.Sniff(startReader{start, f}, size)
+		return agents.SniffStart(startReader{start, f}, size, start)
 	}
 	return longFirstLine(t), nil
 }

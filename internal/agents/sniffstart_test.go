@@ -1,0 +1,48 @@
+package agents
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestSniffStart: a log's format told from its start in memory is the
+// format Sniff tells reading the file, however much of the start is held
+// (the first line whole, cut, or not reached), for every log of testdata
+// and ../shared/real and for blank, unterminated and whole-document ones.
+func TestSniffStart(t *testing.T) {
+	logs := map[string][]byte{
+		"empty":                {},
+		"blank lines":          []byte("\n \r\n\t\n"),
+		"blank then a line":    []byte("\n\n" + `{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}` + "\n"),
+		"unterminated":         []byte(`{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}`),
+		"a document":           []byte("{\n  \"sessionId\": \"s\",\n  \"messages\": []\n}\n"),
+		"two objects, no line": []byte(`{"type":"session","version":3,"id":"x","cwd":"/p"}{"type":"message","id":"a"}` + "\n"),
+		"not json":             []byte("hello\nworld\n"),
+	}
+	for _, root := range []string{"testdata", "../../../shared/real"} {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() && (filepath.Ext(p) == ".jsonl" || filepath.Ext(p) == ".json") {
+				if b, err := os.ReadFile(p); err == nil {
+					logs[p] = b
+				}
+			}
+			return nil
+		})
+	}
+	if len(logs) < 20 {
+		t.Fatalf("%d logs: the testdata is missing", len(logs))
+	}
+	for name, b := range logs {
+		want, werr := Sniff(bytes.NewReader(b), int64(len(b)))
+		for _, n := range []int{0, 1, 2, 40, 300, 4096, 1 << 20} {
+			start := b[:min(n, len(b))]
+			got, err := SniffStart(bytes.NewReader(b), int64(len(b)), start)
+			if got != want || (err == nil) != (werr == nil) {
+				t.Errorf("%s, start of %d bytes: %v (%v), Sniff says %v (%v)", name, len(start), got, err, want, werr)
+			}
+		}
+	}
+}
