@@ -336,8 +336,6 @@ func (w *worker) huge(r io.Reader, data []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	lineNo := w.lineNo + 1
-	w.lineNo++
 	if st.ts != "" {
 		w.lastTS = st.ts
 	}
@@ -356,7 +354,7 @@ func (w *worker) huge(r io.Reader, data []byte) ([]byte, error) {
 	if e.ID == "" {
 		e.ID = st.fields["id"]
 	}
-	h := w.hit(e, &p, nil, lineNo)
+	h := w.hit(e, &p, nil, 0)
 	h.Snippet, h.Matches = st.snip, st.spans
 	select {
 	case w.j.hits <- h:
