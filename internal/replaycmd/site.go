@@ -139,6 +139,7 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 	_, from, _ := pricing.ForFlag(g.Pricing, proc.Getenv, func(string) {})
 	var entries, all []siteEntry // the sessions listed; every source (a copy of a listed session too)
 	seen := map[string]bool{}
+	unread := map[string]bool{} // sources whose render failed, their last page kept
 	written, kept, failed := 0, 0, 0
 	for _, src := range sources {
 		size, mod, err := sourceStat(src)
@@ -159,6 +160,21 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 		e, err = g.sitePage(proc, src, dir, page)
 		if err != nil {
 			failed++
+			// A page a reader had is never lost to a render that
+			// failed (a log unreadable a moment, cut, rewritten): the
+			// last one stays, listed as it was, until its source goes.
+			o, had := old[src]
+			if _, serr := os.Stat(filepath.Join(dir, o.Page)); had && o.Page == page && serr == nil {
+				cli.Warnf(proc.Stderr, name, "site: %s: %v: its last page kept", src, err)
+				kept++
+				unread[src] = true
+				all = append(all, o)
+				if !seen[o.key()] {
+					seen[o.key()] = true
+					entries = append(entries, o)
+				}
+				continue
+			}
 			cli.Warnf(proc.Stderr, name, "site: %s: %v: left out", src, err)
 			continue
 		}
@@ -198,7 +214,7 @@ func (g *grammar) site(proc cli.IO, out *bufio.Writer) (int, error) {
 		if _, id, ok := strings.Cut(e.Origin, "/"); ok {
 			links[id] = e.Page
 		}
-		if _, _, err := sourceStat(e.Source); err == nil {
+		if _, _, err := sourceStat(e.Source); err == nil && !unread[e.Source] {
 			paths = append(paths, e.Source)
 		}
 	}
