@@ -5,19 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/exitcode"
+	"github.com/panto-dev/panto/internal/ordered"
 	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/store"
 )
 
 // job is one input: read by a worker, its turns and warnings handed on in
-// order through out.
+// order (ordered.Stream).
 type job struct {
 	label string
 	input int
@@ -26,7 +28,6 @@ type job struct {
 	err   error // the input could not be opened
 	bad   error // a session of --all whose rows are no session: skipped, said
 	other error // a file no log (a FIFO) found in a walked directory: skipped, said
-	out   chan *[]item
 }
 
 // item is a turn, or a warning in its place, or the end of an input.
@@ -61,8 +62,6 @@ var batches = sync.Pool{New: func() any { b := make([]item, 0, batch); return &b
 // time nothing but the kernel sets).
 func (g *grammar) inputs(st store.Store, proc cli.IO, args []string, since, until time.Time, skip *skipped, warn func(string, ...any), emit func(*turn) error) error {
 	ctx := context.Background()
-	quit := make(chan struct{})
-	defer close(quit)
 	// Over many inputs a terminal sees how far the reading is; a warning
 	// clears the line first.
 	prog := cli.NewProgress(proc, name, "inputs read")
@@ -71,54 +70,30 @@ func (g *grammar) inputs(st store.Store, proc cli.IO, args []string, since, unti
 		w := warn
 		warn = func(format string, args ...any) { prog.Clear(); w(format, args...) }
 	}
-	workers := runtime.GOMAXPROCS(0)
-	todo := make(chan *job, workers)
-	ordered := make(chan *job, 2*workers)
 	needTime := g.needTime(since, until)
 	needTitle := g.By == "session" // only session rows show titles
-	for range workers {
-		go func() {
-			for j := range todo {
-				j.run(needTime, needTitle, quit)
-			}
-		}()
-	}
-	// The dispatcher opens the inputs in order: which file was read
-	// already and which --since rules out are decided here.
-	go func() {
-		defer close(ordered)
-		defer close(todo)
+	// The dispatcher (produce) opens the inputs in order: which file was
+	// read already and which --since rules out are decided here. The run
+	// stops at the first error, abandoning the inputs under way: one may
+	// be a pipe on stdin that never ends.
+	produce := func(send func(*job) bool) error {
 		read := map[fileID]bool{}
 		n := 0
-		send := func(j *job) bool {
-			j.input, j.out = n, make(chan *[]item, 4)
+		send1 := func(j *job) bool {
+			j.input = n
 			n++
-			select {
-			case ordered <- j:
-			case <-quit:
-				return false
-			}
-			if j.err != nil || j.bad != nil || j.other != nil {
-				close(j.out)
-				return true
-			}
-			select {
-			case todo <- j:
-				return true
-			case <-quit:
-				return false
-			}
+			return send(j)
 		}
 		all := false  // the sessions of --all are being opened
 		current := "" // the argument being read
 		open := func(name string, err error) error {
 			if err != nil {
-				send(&job{label: name, err: openError(err, name)})
+				send1(&job{label: name, err: openError(err, name)})
 				return errStop
 			}
 			f, err := st.Open(ctx, name)
 			if errors.Is(err, store.ErrBadRow) && all {
-				if !send(&job{label: name, bad: err}) {
+				if !send1(&job{label: name, bad: err}) {
 					return errStop
 				}
 				return errBadRow
@@ -128,13 +103,13 @@ func (g *grammar) inputs(st store.Store, proc cli.IO, args []string, since, unti
 				// agents' places when alone): no log, said and passed
 				// by, as import does, and counted as a file not read
 				// (exit 1); one named is an error
-				if !send(&job{label: name, other: fmt.Errorf("%s: not a regular file", name)}) {
+				if !send1(&job{label: name, other: fmt.Errorf("%s: not a regular file", name)}) {
 					return errStop
 				}
 				return nil
 			}
 			if err != nil {
-				send(&job{label: name, err: openError(err, name)})
+				send1(&job{label: name, err: openError(err, name)})
 				return errStop
 			}
 			if id, ok := identity(f); ok && !oneOfSeveral(name) {
@@ -148,7 +123,7 @@ func (g *grammar) inputs(st store.Store, proc cli.IO, args []string, since, unti
 				f.Close()
 				return nil
 			}
-			if !send(&job{label: name, in: f, close: func() { f.Close() }}) {
+			if !send1(&job{label: name, in: f, close: func() { f.Close() }}) {
 				f.Close()
 				return errStop
 			}
@@ -158,23 +133,23 @@ func (g *grammar) inputs(st store.Store, proc cli.IO, args []string, since, unti
 			current = arg
 			if arg == "-" {
 				cli.StdinHint(proc, name, "entry or message lines")
-				if !send(&job{label: "-", in: proc.Stdin, close: func() {}}) {
-					return
+				if !send1(&job{label: "-", in: proc.Stdin, close: func() {}}) {
+					return nil
 				}
 				continue
 			}
 			if err := stores.EachLog(ctx, st, arg, open); err != nil {
 				if !errors.Is(err, errStop) {
-					send(&job{label: arg, err: err})
+					send1(&job{label: arg, err: err})
 				}
-				return
+				return nil
 			}
 		}
 		if g.All {
 			list, err := st.List(ctx, proc.Cwd, true, func(err error) { warn("%v: skipped", err) })
 			if err != nil {
-				send(&job{label: "--all", err: exitcode.New(exitcode.Failure, err)})
-				return
+				send1(&job{label: "--all", err: exitcode.New(exitcode.Failure, err)})
+				return nil
 			}
 			all = true
 			for i := len(list) - 1; i >= 0; i-- { // oldest first, as a directory's files sort
@@ -184,28 +159,34 @@ func (g *grammar) inputs(st store.Store, proc cli.IO, args []string, since, unti
 				if err := open(list[i].Path, nil); errors.Is(err, errBadRow) {
 					continue
 				} else if err != nil {
-					return
+					return nil
 				}
 			}
 		}
-	}()
+		return nil
+	}
+	work := func(j *job, yield func(*[]item) bool) {
+		if j.in != nil { // not an input that could not be opened
+			j.run(needTime, needTitle, yield)
+		}
+	}
 	c := newCounted()
-	for j := range ordered {
+	emitJob := func(j *job, out iter.Seq[*[]item]) error {
 		if j.err != nil {
 			return j.err
 		}
 		if j.bad != nil {
 			warn("%v: skipped", j.bad)
 			skip.badSessions++
-			continue
+			return nil
 		}
 		if j.other != nil {
 			warn("%v: skipped", j.other)
 			skip.foreign++
-			continue
+			return nil
 		}
 		copies := 0
-		for b := range j.out {
+		for b := range out {
 			items := *b
 			for i := range items {
 				it := &items[i]
@@ -257,8 +238,9 @@ func (g *grammar) inputs(st store.Store, proc cli.IO, args []string, since, unti
 			warn("%s: %d replies already counted from another input: not counted twice", j.label, copies)
 		}
 		prog.Step()
+		return nil
 	}
-	return nil
+	return ordered.Stream(ctx, ordered.Options{Workers: runtime.GOMAXPROCS(0), Abandon: true}, produce, work, emitJob)
 }
 
 // errStop ends a walk whose error is already on its way; errBadRow says
@@ -274,21 +256,18 @@ func openError(err error, name string) error { return stores.ErrorOf(err, name, 
 
 // run reads the job's input, handing its turns and warnings on in
 // batches; the last item says how it ended.
-func (j *job) run(needTime, needTitle bool, quit <-chan struct{}) {
-	defer close(j.out)
+func (j *job) run(needTime, needTitle bool, yield func(*[]item) bool) {
 	defer j.close()
 	b := batches.Get().(*[]item)
 	items := *b
 	flush := func() bool {
 		*b = items
-		select {
-		case j.out <- b:
-			b = batches.Get().(*[]item)
-			items = *b
-			return true
-		case <-quit:
+		if !yield(b) {
 			return false
 		}
+		b = batches.Get().(*[]item)
+		items = *b
+		return true
 	}
 	stopped := errors.New("stopped")
 	var e ended

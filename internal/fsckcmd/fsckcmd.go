@@ -10,13 +10,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	"github.com/panto-dev/panto/internal/exitcode"
 	"github.com/panto-dev/panto/internal/fsck"
 	"github.com/panto-dev/panto/internal/index"
+	"github.com/panto-dev/panto/internal/ordered"
 	"github.com/panto-dev/panto/internal/stores"
 	"github.com/panto-dev/panto/internal/tty"
 	"github.com/panto-dev/panto/pkg/catalog"
@@ -56,14 +56,12 @@ func Main() int {
 	cli.QuietPipe()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() { <-ctx.Done(); cancelled.Store(true); close(interrupted) }()
+	go func() { <-ctx.Done(); interrupt() }()
 	return Run(os.Args[1:], cli.OS())
 }
 
-var (
-	cancelled   atomic.Bool
-	interrupted = make(chan struct{}) // closed when a signal comes
-)
+// interrupted is done when a signal comes (Main).
+var interrupted, interrupt = context.WithCancel(context.Background())
 
 // Run runs panto-fsck with args and returns fsck(8)'s exit bitmask.
 func Run(args []string, proc cli.IO) int {
@@ -100,7 +98,7 @@ func (g *grammar) run(proc cli.IO, out *bufio.Writer) int {
 		select {
 		case r := <-done:
 			return g.report(proc, out, r, 1)
-		case <-interrupted:
+		case <-interrupted.Done():
 			cli.Errorf(proc.Stderr, name, "cancelled: nothing checked")
 			return fsck.BitCancelled
 		}
@@ -134,39 +132,34 @@ func (g *grammar) run(proc cli.IO, out *bufio.Writer) int {
 		run = func(name string) *fsck.Report { return checkStored(st, name) }
 	}
 	progress := cli.IsTerminal(proc.Stderr) && len(files) >= 200 && !g.JSON
-	bits, counts, failed := 0, map[string]int{}, false
+	bits, counts := 0, map[string]int{}
 	// A check changes nothing: a signal ends it at once, the files not
 	// reported yet left unreported (bit 32). A repair finishes the file in
 	// hand first: a cut is never left saved but not made.
-	abandon := interrupted
-	if g.Repair && !g.DryRun {
-		abandon = nil
-	}
-	checkAll(files, run, abandon, func(i int, r *fsck.Report) bool {
-		if r == nil { // cancelled before this file
-			bits |= fsck.BitCancelled
-			return false
-		}
+	abandon := !g.Repair || g.DryRun
+	emitted, err := checkAll(interrupted, files, run, abandon, func(i int, r *fsck.Report) error {
 		bits |= r.Bits
 		counts[r.Status]++
 		if progress && (r.Status != "clean" || i%100 == 0) {
 			fmt.Fprintf(proc.Stderr, "\r\033[K")
 		}
 		if err := g.emit(proc, out, r); err != nil {
-			failed = true
-			return false
+			return err
 		}
 		if progress && i%100 == 0 {
 			fmt.Fprintf(proc.Stderr, "checked %d/%d", i+1, len(files))
 		}
-		return true
+		return nil
 	})
-	if failed {
-		return bits | fsck.BitError
-	}
-	if cancelled.Load() && abandon != nil {
+	switch {
+	case err == nil:
+	case !errors.Is(err, context.Canceled):
+		return bits | fsck.BitError // a report could not be written
+	case abandon:
 		cli.Errorf(proc.Stderr, name, "cancelled: the files not reported above were not checked")
 		return bits | fsck.BitCancelled
+	case emitted < len(files): // a repair: files left unstarted
+		bits |= fsck.BitCancelled
 	}
 	if progress {
 		fmt.Fprintf(proc.Stderr, "\r\033[K")
@@ -287,65 +280,38 @@ func (g *grammar) emit(proc cli.IO, out *bufio.Writer, r *fsck.Report) error {
 
 // checkAll checks (or repairs) the files on every core and hands each
 // report to emit in the order of files, whatever order the work finishes
-// in; emit runs on one goroutine at a time, and returning false stops the
-// work. A file not started when a signal came gets a nil report.
-//
-// Whoever finishes the report next in order emits it, and every goroutine
-// takes its next file from a counter: no goroutine hands work or reports to
-// another, which would wake it for every file.
-func checkAll(files []input, run func(path string) *fsck.Report, abandon <-chan struct{}, emit func(i int, r *fsck.Report) bool) {
-	var (
-		next    atomic.Int64
-		stop    atomic.Bool
-		mu      sync.Mutex
-		done    = make([]*fsck.Report, len(files))
-		emitted = 0 // files emitted, in order
-	)
-	finish := func(i int, r *fsck.Report) {
-		mu.Lock()
-		defer mu.Unlock()
-		done[i] = r
-		for emitted < len(files) && done[emitted] != nil && !stop.Load() {
-			r, done[emitted] = done[emitted], nil
-			if r == cancelledReport {
-				r = nil
+// in; an error of emit stops the work, and is returned. When ctx is done
+// (a signal) no file is started any more: the files in hand are finished
+// and reported, or, with abandon, left at once (a check changes nothing),
+// and ctx's error is returned. It returns how many reports were emitted.
+func checkAll(ctx context.Context, files []input, run func(path string) *fsck.Report, abandon bool, emit func(i int, r *fsck.Report) error) (int, error) {
+	emitted := 0
+	err := ordered.Stream(ctx, ordered.Options{Workers: runtime.GOMAXPROCS(0), Abandon: abandon},
+		func(send func(int) bool) error {
+			for i := range files {
+				if !send(i) {
+					break
+				}
 			}
-			if !emit(emitted, r) {
-				stop.Store(true)
+			return nil
+		},
+		func(i int, yield func(*fsck.Report) bool) {
+			if p := files[i]; p.err != nil {
+				yield(errorReport(p.path, p.err))
+			} else {
+				yield(run(p.path))
 			}
-			emitted++
-		}
-	}
-	work := func() {
-		for !stop.Load() {
-			i := int(next.Add(1) - 1)
-			if i >= len(files) {
-				return
+		},
+		func(i int, reports iter.Seq[*fsck.Report]) error {
+			for r := range reports {
+				if err := emit(i, r); err != nil {
+					return err
+				}
+				emitted++
 			}
-			p := files[i]
-			switch {
-			case cancelled.Load():
-				finish(i, cancelledReport)
-			case p.err != nil:
-				finish(i, errorReport(p.path, p.err))
-			default:
-				finish(i, run(p.path))
-			}
-		}
-	}
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(work)
-	}
-	all := make(chan struct{})
-	go func() { wg.Wait(); close(all) }()
-	select {
-	case <-all:
-	case <-abandon: // nil: never
-		mu.Lock() // no emit under way, and none after
-		stop.Store(true)
-		mu.Unlock()
-	}
+			return nil
+		})
+	return emitted, err
 }
 
 // leftoverAge is how old a leftover temporary file must be to be taken
@@ -413,10 +379,6 @@ func leftoverReport(path string, repair bool) *fsck.Report {
 	}
 	return r
 }
-
-// cancelledReport stands for the report of a file not started because a
-// signal came.
-var cancelledReport = new(fsck.Report)
 
 type input struct {
 	path string

@@ -2,6 +2,7 @@ package fsckcmd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,27 +16,43 @@ import (
 )
 
 // TestCheckAllOrder: the reports come out in the order of the files however
-// the work interleaves, and emit returning false stops the work.
+// the work interleaves, and emit returning an error stops the work (checked
+// and repaired alike).
 func TestCheckAllOrder(t *testing.T) {
 	const n = 300
 	var files []input
 	for i := range n {
 		files = append(files, input{fmt.Sprint(i), errors.New("x")}) // an error report needs no file
 	}
-	for _, stopAt := range []int{n, 0, 1, 117} {
+	stop := errors.New("stdout closed")
+	for _, c := range []struct {
+		stopAt  int
+		abandon bool
+	}{{n, false}, {0, false}, {1, true}, {117, false}, {117, true}} {
+		stopAt := c.stopAt
 		var got []int
 		var calls atomic.Int32
-		checkAll(files, func(p string) *fsck.Report { return fsck.Run(p, fsck.Options{}) }, nil, func(i int, r *fsck.Report) bool {
+		emitted, err := checkAll(context.Background(), files, func(p string) *fsck.Report { return fsck.Run(p, fsck.Options{}) }, c.abandon, func(i int, r *fsck.Report) error {
 			calls.Add(1)
 			got = append(got, i)
 			if r == nil || r.Path != fmt.Sprint(i) {
-				t.Errorf("report %d is %+v", i, r) // not Fatal: emit may run on another goroutine
+				t.Errorf("report %d is %+v", i, r)
 			}
-			return i != stopAt
+			if i == stopAt {
+				return stop
+			}
+			return nil
 		})
 		want := min(stopAt+1, n)
 		if len(got) != want || int(calls.Load()) != want {
 			t.Fatalf("stop at %d: emitted %d files, want %d", stopAt, len(got), want)
+		}
+		var wantErr error
+		if stopAt < n {
+			wantErr = stop
+		}
+		if err != wantErr || emitted != min(stopAt, n) {
+			t.Fatalf("stop at %d: checkAll = %d, %v", stopAt, emitted, err)
 		}
 		for i, g := range got {
 			if g != i {
@@ -54,15 +71,23 @@ func TestCancelled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cancelled.Store(true)
-	defer cancelled.Store(false)
-	var stdout, stderr bytes.Buffer
-	code := Run([]string{"--json", "--repair", dir}, cli.IO{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, Cwd: dir})
-	if code != fsck.BitCancelled || stdout.Len() != 0 {
-		t.Fatalf("exit %d, stdout %q, stderr %q; want %d and nothing", code, stdout.String(), stderr.String(), fsck.BitCancelled)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "0.jsonl")); err != nil || string(b) != "torn" {
-		t.Fatalf("a file changed after the signal: %q, %v", b, err)
+	was := interrupted
+	defer func() { interrupted = was }()
+	var cancel context.CancelFunc
+	interrupted, cancel = context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{{"--json", "--repair", dir}, {"--json", dir}} {
+		var stdout, stderr bytes.Buffer
+		code := Run(args, cli.IO{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, Cwd: dir})
+		if code != fsck.BitCancelled || stdout.Len() != 0 {
+			t.Fatalf("%q: exit %d, stdout %q, stderr %q; want %d and nothing", args, code, stdout.String(), stderr.String(), fsck.BitCancelled)
+		}
+		if len(args) == 2 && !strings.Contains(stderr.String(), "cancelled: the files not reported above were not checked") {
+			t.Errorf("%q: stderr %q does not say the check was cancelled", args, stderr.String())
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "0.jsonl")); err != nil || string(b) != "torn" {
+			t.Fatalf("a file changed after the signal: %q, %v", b, err)
+		}
 	}
 }
 
@@ -92,9 +117,9 @@ func TestCheckAllFiles(t *testing.T) {
 		files = append(files, input{path, nil})
 	}
 	var got []string
-	checkAll(files, func(p string) *fsck.Report { return fsck.Run(p, fsck.Options{}) }, nil, func(i int, r *fsck.Report) bool {
+	checkAll(context.Background(), files, func(p string) *fsck.Report { return fsck.Run(p, fsck.Options{}) }, false, func(i int, r *fsck.Report) error {
 		got = append(got, fmt.Sprintf("%s %s %+v", r.Path, r.Status, r.Findings))
-		return true
+		return nil
 	})
 	if len(got) != len(files) {
 		t.Fatalf("%d reports for %d files", len(got), len(files))
