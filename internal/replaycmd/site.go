@@ -23,6 +23,7 @@ import (
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/costcmd"
 	"github.com/panto-dev/panto/internal/exitcode"
+	"github.com/panto-dev/panto/internal/filecmp"
 	"github.com/panto-dev/panto/internal/pricing"
 	"github.com/panto-dev/panto/internal/replay"
 	"github.com/panto-dev/panto/internal/stores"
@@ -344,7 +345,7 @@ func (g *grammar) sitePage(proc cli.IO, src, dir, page string) (siteEntry, error
 // replaceIfChanged renames the file tmp over path unless path holds the
 // same bytes (compared a block at a time), when tmp is removed.
 func replaceIfChanged(tmp, path string) error {
-	if sameBytes(tmp, path) {
+	if filecmp.Files(tmp, path) {
 		return os.Remove(tmp)
 	}
 	if err := os.Chmod(tmp, 0o600); err != nil {
@@ -356,36 +357,6 @@ func replaceIfChanged(tmp, path string) error {
 		return err
 	}
 	return nil
-}
-
-// sameBytes says whether the files a and b hold the same bytes.
-func sameBytes(a, b string) bool {
-	fa, err := os.Open(a)
-	if err != nil {
-		return false
-	}
-	defer fa.Close()
-	fb, err := os.Open(b)
-	if err != nil {
-		return false
-	}
-	defer fb.Close()
-	if sa, err := fa.Stat(); err != nil {
-		return false
-	} else if sb, err := fb.Stat(); err != nil || sa.Size() != sb.Size() {
-		return false
-	}
-	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
-	for {
-		na, ea := io.ReadFull(fa, ba)
-		nb, eb := io.ReadFull(fb, bb)
-		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
-			return false
-		}
-		if ea != nil || eb != nil {
-			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && (eb == io.EOF || eb == io.ErrUnexpectedEOF)
-		}
-	}
 }
 
 // writeIfChanged writes what fn writes to path, atomically (a file beside

@@ -2,7 +2,6 @@ package filestore
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panto-dev/panto/internal/filecmp"
 	"github.com/panto-dev/panto/internal/index"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/scan"
@@ -80,37 +80,11 @@ func sameCut(path, name string) string {
 		return ""
 	}
 	for _, old := range olds {
-		if oi, err := os.Stat(old); old != name && err == nil && oi.Mode().IsRegular() && oi.Size() == fi.Size() && sameBytes(old, name) {
+		if oi, err := os.Stat(old); old != name && err == nil && oi.Mode().IsRegular() && oi.Size() == fi.Size() && filecmp.Files(old, name) {
 			return old
 		}
 	}
 	return ""
-}
-
-// sameBytes reports whether files a and b hold the same bytes, read in
-// blocks.
-func sameBytes(a, b string) bool {
-	fa, err := os.Open(a)
-	if err != nil {
-		return false
-	}
-	defer fa.Close()
-	fb, err := os.Open(b)
-	if err != nil {
-		return false
-	}
-	defer fb.Close()
-	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
-	for {
-		na, ea := io.ReadFull(fa, ba)
-		nb, eb := io.ReadFull(fb, bb)
-		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
-			return false
-		}
-		if ea != nil || eb != nil {
-			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && ea == eb
-		}
-	}
 }
 
 // Cuts returns the cuts saved beside path (its name followed by ".cut-"),

@@ -2,7 +2,6 @@ package filestore
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/panto-dev/panto/internal/filecmp"
 	"github.com/panto-dev/panto/internal/index"
 	"github.com/panto-dev/panto/pkg/catalog"
 	"github.com/panto-dev/panto/pkg/store"
@@ -67,7 +67,7 @@ func (fs *Files) Receive(_ context.Context, src store.Source) (*store.Received, 
 	// The shorter of the file's complete lines and src must be the first
 	// bytes of the other (both end in a newline there, so whole lines).
 	common := min(mine.Good, l.Good)
-	if same, err := equalReaders(io.NewSectionReader(f, 0, common), io.NewSectionReader(src, 0, common)); err != nil {
+	if same, err := filecmp.Readers(io.NewSectionReader(f, 0, common), io.NewSectionReader(src, 0, common)); err != nil {
 		return nil, err
 	} else if !same {
 		return res, fmt.Errorf("%w: %s differs from the session it would receive (local changes?): nothing written", store.ErrConflict, path)
@@ -101,28 +101,6 @@ func (fs *Files) Receive(_ context.Context, src store.Source) (*store.Received, 
 	res.Bytes = n
 	res.Entries = int64(len(l.Nodes)) - res.Had
 	return res, nil
-}
-
-// equalReaders compares what a and b read, to their ends.
-func equalReaders(a, b io.Reader) (bool, error) {
-	x, y := make([]byte, 64<<10), make([]byte, 64<<10)
-	for {
-		n, errA := io.ReadFull(a, x)
-		m, errB := io.ReadFull(b, y)
-		if !bytes.Equal(x[:n], y[:m]) {
-			return false, nil
-		}
-		done := errors.Is(errA, io.EOF) || errors.Is(errA, io.ErrUnexpectedEOF)
-		if errA != nil && !done {
-			return false, errA
-		}
-		if errB != nil && !errors.Is(errB, io.EOF) && !errors.Is(errB, io.ErrUnexpectedEOF) {
-			return false, errB
-		}
-		if done {
-			return true, nil
-		}
-	}
 }
 
 // pathOf is the path of the session id of cwd: a file of the sessions
