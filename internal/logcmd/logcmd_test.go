@@ -37,6 +37,8 @@ func TestFlagsFirst(t *testing.T) {
 		{[]string{"push", "--follow", "--once", "--to", "postgres://h/db"}, "--follow and --once: give one"},
 		{[]string{"push", "--json", "--to", "postgres://h/db"}, "--json and --poll go with --follow, --once or --status"},
 		{[]string{"push", "--poll", "1s", "--to", "postgres://h/db"}, "--json and --poll go with --follow, --once or --status"},
+		{[]string{"push", "--jobs", "0", "--to", "postgres://h/db"}, "--jobs 0: give 1 to 32"},
+		{[]string{"push", "--jobs", "33", "--to", "postgres://h/db"}, "--jobs 33: give 1 to 32"},
 		{[]string{"import", "--once"}, "--follow and --once import into a database: give --to postgres://…"},
 		{[]string{"import", "--follow", "--once", "--to", "postgres://h/db"}, "--follow and --once: give one"},
 		{[]string{"import", "--to", "postgres://h/db"}, "--to, --json and --poll go with --follow or --once"},
