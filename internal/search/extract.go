@@ -118,42 +118,74 @@ func texts(c gjson.Result, types ...string) string {
 	return b.String()
 }
 
+// fields puts in out the values of keys in the object v, read in one
+// pass over it (the first of a key said twice, as Get takes): each Get
+// reads the object from its start again, and passes over every value
+// before its key, or all of them for a key that is not there (a Claude
+// Code tool result's line holds its output twice, in message and in
+// toolUseResult).
+func fields(v gjson.Result, keys []string, out []gjson.Result) {
+	clear(out)
+	left := len(keys)
+	v.ForEach(func(k, x gjson.Result) bool {
+		for i, key := range keys {
+			if k.Str == key && k.Type == gjson.String && !out[i].Exists() {
+				out[i] = x
+				left--
+				break
+			}
+		}
+		return left > 0
+	})
+}
+
+// claudeKeys are the fields of a Claude Code line a search reads.
+var claudeKeys = []string{"uuid", "timestamp", "cwd", "sessionId", "type", "message", "isCompactSummary", "data", "summary", "content"}
+
 // Claude Code: a line per message (an assistant reply a line per block);
 // tool results in user lines; a subagent's messages inside progress
 // lines; the summary of a compaction a user line marked isCompactSummary.
 func claudeLine(v gjson.Result, e *Entry) {
-	e.ID, e.Timestamp, e.Cwd, e.Session = v.Get("uuid").Str, v.Get("timestamp").Str, v.Get("cwd").Str, v.Get("sessionId").Str
-	switch v.Get("type").Str {
+	var f [10]gjson.Result
+	fields(v, claudeKeys, f[:])
+	e.ID, e.Timestamp, e.Cwd, e.Session = f[0].Str, f[1].Str, f[2].Str, f[3].Str
+	switch f[4].Str {
 	case "user", "assistant":
-		claudeMessage(v, e)
+		claudeMessage(f[5], f[4].Str, f[6].Bool(), e)
 	case "progress":
-		if m := v.Get("data.message"); m.IsObject() {
+		if m := f[7].Get("message"); m.IsObject() {
 			var sub Entry
-			claudeMessage(m, &sub)
+			var g [3]gjson.Result
+			fields(m, claudeKeys[4:7], g[:])
+			claudeMessage(g[1], g[0].Str, g[2].Bool(), &sub)
 			e.Pieces = append(e.Pieces, sub.Pieces...)
 			e.Model = sub.Model
 		}
 	case "summary":
-		e.add("system", KindText, "", "", v.Get("summary").Str)
+		e.add("system", KindText, "", "", f[8].Str)
 	case "system":
-		e.add("system", KindText, "", "", v.Get("content").Str)
+		e.add("system", KindText, "", "", f[9].Str)
 	}
 }
 
-func claudeMessage(v gjson.Result, e *Entry) {
-	m := v.Get("message")
-	role := m.Get("role").Str
+var messageKeys = []string{"role", "model", "content"}
+
+// claudeMessage reads a message m of a line of type typ (compact: the
+// line is a compaction's summary).
+func claudeMessage(m gjson.Result, typ string, compact bool, e *Entry) {
+	var f [3]gjson.Result
+	fields(m, messageKeys, f[:])
+	role, c := f[0].Str, f[2]
 	if role == "" {
-		role = v.Get("type").Str
+		role = typ
 	}
 	if role == "assistant" {
-		e.Model = m.Get("model").Str
+		e.Model = f[1].Str
 	}
-	if v.Get("isCompactSummary").Bool() {
-		e.add("system", KindText, "", "", texts(m.Get("content"), "text"))
+	if compact {
+		e.add("system", KindText, "", "", texts(c, "text"))
 		return
 	}
-	c := m.Get("content")
 	if c.Type == gjson.String {
 		e.add(role, KindText, "", "", c.Str)
 		return
