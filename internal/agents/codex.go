@@ -947,21 +947,35 @@ func codexTree(root string, fresh bool) map[string][]string {
 	return tree
 }
 
-// codexPassedOver reports whether a directory walk passes the file at path
-// by: a page of a paged rollout with a later page (read with that one,
-// the thread's last).
-func codexPassedOver(path string) bool {
+// codexPassedOver reports whether a walk of root passes the file at path
+// by: a page of a paged rollout with a later page below root (read with
+// that one, the thread's last there; root "": anywhere).
+func codexPassedOver(path, root string) bool {
 	name := filepath.Base(path)
 	thread, page, ok := codexPageName(name)
 	if !ok {
 		return false
 	}
 	for _, other := range codexThreadFiles(path, thread, false) {
-		if _, p, _ := codexPageName(filepath.Base(other)); filepath.Base(other) > name && (p != "" || page != "") && codexContinues(other, thread) {
+		if _, p, _ := codexPageName(filepath.Base(other)); filepath.Base(other) > name && (p != "" || page != "") && below(other, root) && codexContinues(other, thread) {
 			return true
 		}
 	}
 	return false
+}
+
+// below reports whether path is root or below it ("" holds everything).
+func below(path, root string) bool {
+	if root == "" {
+		return true
+	}
+	ap, err1 := filepath.Abs(path)
+	ar, err2 := filepath.Abs(root)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	rel, err := filepath.Rel(ar, ap)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // codexContinues reports whether the file at path is a later page of

@@ -58,10 +58,11 @@ type Agent struct {
 	// is chats/*.json): a walk takes *.jsonl and what a row's Names takes
 	// (IsLogPath). A file named on the command line is read whatever its name.
 	Names func(path string) bool
-	// part reports whether a walk passes the file at path by as part of
-	// a log read from another file (a page of a paged Codex rollout
-	// before its last): nil when every file is a log of its own.
-	part func(path string) bool
+	// part reports whether a walk of root passes the file at path by as
+	// part of a log read from another file the same walk takes (a page
+	// of a paged Codex rollout before its last below root; root "": any
+	// place): nil when every file is a log of its own.
+	part func(path, root string) bool
 	// early says the row's Line detector is asked before the others': its
 	// logs' first line bears another agent's marks too (Gemini CLI's
 	// "sessionId" is Claude Code's).
@@ -114,13 +115,26 @@ var registry = []*Agent{claudeAgent, codexAgent, piAgent, geminiAgent, copilotAg
 // IsLogPath reports whether a directory walk takes the file at path for
 // a log: *.jsonl, or what a row's Names takes; never a hidden file (a
 // writer's temporary file).
-func IsLogPath(path string) bool {
+func IsLogPath(path string) bool { return isLogPathIn(path, "") }
+
+// LogPathIn is IsLogPath for a walk of root alone: a file that is part of
+// a log read from another file is passed by only when that file is below
+// root too (a walk of one day's directory of Codex sessions takes the
+// last page of a thread it holds when the thread's later pages are filed
+// under later days, and reads the whole thread from it; IsLogPath passed
+// every page there by, and the thread was in no day's report but the
+// last's).
+func LogPathIn(root string) func(path string) bool {
+	return func(path string) bool { return isLogPathIn(path, root) }
+}
+
+func isLogPathIn(path, root string) bool {
 	name := filepath.Base(path)
 	if strings.HasPrefix(name, ".") {
 		return false
 	}
 	for _, a := range registry {
-		if a.part != nil && a.part(path) {
+		if a.part != nil && a.part(path, root) {
 			return false
 		}
 	}

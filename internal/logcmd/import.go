@@ -121,7 +121,7 @@ func (c *importCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io
 				}
 				return nil
 			}
-			err := catalog.WalkWith(arg, agents.IsLogPath, each)
+			err := catalog.WalkWith(arg, agents.LogPathIn(arg), each)
 			if err == nil && taken == 0 {
 				// No file named as a log: each is said to be none (exit 1),
 				// not passed over in silence.

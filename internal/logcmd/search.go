@@ -284,7 +284,7 @@ func (c *searchCmd) sources(st store.Store, proc cli.IO, warn func(string, error
 		return nil
 	}
 	for _, r := range roots {
-		if err := catalog.WalkWith(r, agents.IsLogPath, add); err != nil {
+		if err := catalog.WalkWith(r, agents.LogPathIn(r), add); err != nil {
 			return nil, err
 		}
 	}

@@ -141,7 +141,7 @@ func EachLog(ctx context.Context, st store.Store, arg string, fn func(string, er
 			return fn(arg, nil)
 		}
 		taken := 0
-		err := catalog.WalkWith(arg, agents.IsLogPath, func(p string, err error) error {
+		err := catalog.WalkWith(arg, agents.LogPathIn(arg), func(p string, err error) error {
 			taken++
 			return fn(p, err)
 		})
