@@ -384,6 +384,21 @@ func (p *PG) Open(ctx context.Context, name string) (store.Reader, error) {
 	return r, nil
 }
 
+// checkHeader refuses a session row whose header is not one session
+// header line naming the row's id and cwd (ErrBadRow).
+func checkHeader(id string, header, cwd []byte) error {
+	h := session.Classify(header)
+	switch {
+	case bytes.IndexByte(header, '\n') >= 0 || h.Kind != session.KindHeader:
+		return fmt.Errorf("%w: session %s: its header is not one session header line", store.ErrBadRow, id)
+	case h.ID != id:
+		return fmt.Errorf("%w: session %s: its header names session %q", store.ErrBadRow, id, h.ID)
+	case h.Cwd != string(cwd):
+		return fmt.Errorf("%w: session %s: its header's cwd is not the row's", store.ErrBadRow, id)
+	}
+	return nil
+}
+
 // copyOut writes the session id as a file's bytes to w. What the rows
 // hold is input (SPEC §10: anyone with write access to the database may
 // have written them): the header must be one session header, of this
@@ -400,14 +415,8 @@ func (p *PG) copyOut(ctx context.Context, tx pgx.Tx, id string, w *spool) error 
 	if err := tx.QueryRow(ctx, `SELECT header, cwd_bytes, entries, bytes FROM panto_sessions WHERE id = $1`, id).Scan(&header, &cwd, &entries, &size); err != nil {
 		return p.fail("read session "+id, err)
 	}
-	h := session.Classify(header)
-	switch {
-	case bytes.IndexByte(header, '\n') >= 0 || h.Kind != session.KindHeader:
-		return fmt.Errorf("%w: session %s: its header is not one session header line", store.ErrBadRow, id)
-	case h.ID != id:
-		return fmt.Errorf("%w: session %s: its header names session %q", store.ErrBadRow, id, h.ID)
-	case h.Cwd != string(cwd):
-		return fmt.Errorf("%w: session %s: its header's cwd is not the row's", store.ErrBadRow, id)
+	if err := checkHeader(id, header, cwd); err != nil {
+		return err
 	}
 	bw := w.writer()
 	bw.Write(header)

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -162,14 +161,8 @@ func (p *PG) copyCandidates(ctx context.Context, tx pgx.Tx, id string, seqs []in
 		}
 		return p.fail("read session "+id, err)
 	}
-	h := session.Classify(header)
-	switch {
-	case bytes.IndexByte(header, '\n') >= 0 || h.Kind != session.KindHeader:
-		return fmt.Errorf("%w: session %s: its header is not one session header line", store.ErrBadRow, id)
-	case h.ID != id:
-		return fmt.Errorf("%w: session %s: its header names session %q", store.ErrBadRow, id, h.ID)
-	case h.Cwd != string(cwd):
-		return fmt.Errorf("%w: session %s: its header's cwd is not the row's", store.ErrBadRow, id)
+	if err := checkHeader(id, header, cwd); err != nil {
+		return err
 	}
 	// The calls the candidates' tool results answer, by their ids quoted
 	// (as a search looks for them in the file).
