@@ -97,8 +97,9 @@ type ocMessage struct {
 	created int64
 	data    string
 	parts   []ocPart
-	raw     int    // the line of a stream it came from, for stats
-	body    []byte // a user message's Body read for its title (Options.Prompts)
+	steps   *ocSteps // its step-finish parts' sum, read before (allSteps)
+	raw     int      // the line of a stream it came from, for stats
+	body    []byte   // a user message's Body read for its title (Options.Prompts)
 }
 
 type ocPart struct {
@@ -211,6 +212,17 @@ func (c *converter) ocDatabase() error {
 		}
 		return &ErrSeveralSessions{Path: c.src.Path, IDs: ids}
 	}
+	// A cost report of the whole database reads the parts first, all in
+	// one pass (allSteps).
+	steps := func() error {
+		if only != "" || c.opt.Content {
+			return nil
+		}
+		return d.allSteps(list, c.stopped)
+	}
+	if err := steps(); err != nil {
+		return err
+	}
 	for _, row := range list {
 		if err := c.stopped(); err != nil {
 			return err
@@ -220,7 +232,9 @@ func (c *converter) ocDatabase() error {
 			// OpenCode started, or checkpointed, during an immutable read:
 			// this session again, and the rest, from a snapshot.
 			if err = d.takeSnapshot(); err == nil {
-				s, err = c.ocLoad(d, row)
+				if err = steps(); err == nil {
+					s, err = c.ocLoad(d, row)
+				}
 			}
 		}
 		if err != nil {
@@ -491,7 +505,7 @@ func (c *converter) ocMessage(s *ocSession, m *ocMessage, older bool) error {
 	}
 	e.Role = "assistant"
 	e.Provider, e.Model = ocName(in.provider), ocName(in.modelID)
-	e.Reply = ocReply(&in, m.parts, older, m.id)
+	e.Reply = ocReply(&in, m.parts, m.steps, older, m.id)
 	c.stats.add("assistant messages", 1)
 	if c.opt.Content {
 		e.Body = c.ocAssistantBody(e, info, m)
@@ -606,7 +620,7 @@ func ocText(parts []ocPart) string {
 
 // ocReply is what an assistant message cost, by §2.4's rules, keyed by its
 // message id (the same in the database, the JSON tree and an export).
-func ocReply(info *ocInfo, parts []ocPart, older bool, id string) *Reply {
+func ocReply(info *ocInfo, parts []ocPart, pre *ocSteps, older bool, id string) *Reply {
 	r := &Reply{Key: "opencode:" + id}
 	switch info.finish {
 	case "tool-calls":
@@ -621,27 +635,14 @@ func ocReply(info *ocInfo, parts []ocPart, older bool, id string) *Reply {
 	if info.err.Exists() {
 		r.StopReason = "error"
 	}
-	steps := 0
-	var sum session.Usage
-	for _, p := range parts {
-		var typ, tokens gjson.Result
-		gjson.Parse(p.data).ForEach(func(k, v gjson.Result) bool {
-			switch {
-			case k.Str == "type" && !typ.Exists():
-				typ = v
-			case k.Str == "tokens" && !tokens.Exists():
-				tokens = v
-			}
-			return true
-		})
-		if typ.Str != "step-finish" {
-			continue
-		}
-		if u, ok := ocUsage(tokens, older); ok {
-			steps++
-			sum = addUsage(sum, u)
-		}
+	var st ocSteps
+	if pre != nil {
+		st = *pre
 	}
+	for _, p := range parts {
+		st.add(p.data, older)
+	}
+	steps, sum := st.steps, st.sum
 	if steps == 0 {
 		if u, ok := ocUsage(info.tokens, older); ok {
 			sum, steps = u, 1
@@ -655,6 +656,27 @@ func ocReply(info *ocInfo, parts []ocPart, older bool, id string) *Reply {
 		r.HasUsage = false
 	}
 	return r
+}
+
+// add counts a part (its data) of a message: a step-finish's usage.
+func (st *ocSteps) add(data string, older bool) {
+	var typ, tokens gjson.Result
+	gjson.Parse(data).ForEach(func(k, v gjson.Result) bool {
+		switch {
+		case k.Str == "type" && !typ.Exists():
+			typ = v
+		case k.Str == "tokens" && !tokens.Exists():
+			tokens = v
+		}
+		return true
+	})
+	if typ.Str != "step-finish" {
+		return
+	}
+	if u, ok := ocUsage(tokens, older); ok {
+		st.steps++
+		st.sum = addUsage(st.sum, u)
+	}
 }
 
 func addUsage(a, b session.Usage) session.Usage {

@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// BenchmarkOpenCodeCost reads $PANTO_OC_DB as panto-cost does (no content).
+// BenchmarkOpenCodeCost reads $PANTO_OC_DB as panto-cost does (no content;
+// the first prompts, for --by session's titles).
 func BenchmarkOpenCodeCost(b *testing.B) {
 	path := os.Getenv("PANTO_OC_DB")
 	if path == "" {
@@ -18,7 +19,7 @@ func BenchmarkOpenCodeCost(b *testing.B) {
 		}
 		fi, _ := f.Stat()
 		n := 0
-		_, _, err = Read(Source{Path: path, R: f, Size: fi.Size()}, OpenCode, Options{},
+		_, _, err = Read(Source{Path: path, R: f, Size: fi.Size()}, OpenCode, Options{Prompts: true},
 			func(*Header) error { return nil }, func(e *Entry) error { n++; return nil })
 		f.Close()
 		if err != nil {

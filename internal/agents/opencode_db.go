@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/panto-dev/panto/pkg/session"
 	_ "modernc.org/sqlite" // a pure-Go SQLite: the binaries stay static, no cgo (README, dependencies)
 )
 
@@ -54,7 +55,8 @@ type ocDB struct {
 	db       *sql.DB
 	snapshot string // the temporary directory of the snapshot, "" for the file itself
 	state    fileState
-	stmts    map[string]*sql.Stmt // load's queries, prepared once for every session
+	stmts    map[string]*sql.Stmt           // load's queries, prepared once for every session
+	steps    map[string]map[string]*ocSteps // allSteps' sums, by session and message
 }
 
 // fileState is what says the database file did not change under an
@@ -149,7 +151,7 @@ func (d *ocDB) takeSnapshot() (err error) {
 	}()
 	if d.db != nil {
 		d.db.Close() // and its statements
-		d.db, d.stmts = nil, nil
+		d.db, d.stmts, d.steps = nil, nil, nil
 	}
 	dir, err := copyDir()
 	if err != nil {
@@ -381,6 +383,22 @@ func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
 	if err := rows.Err(); err != nil {
 		return nil, d.sqlErr(err)
 	}
+	if !content && d.steps != nil {
+		// The parts read already (allSteps): each message takes its sum,
+		// and the parts of no message of the session are strays.
+		byMsg := d.steps[s.id]
+		for i := range out.msgs {
+			if st := byMsg[out.msgs[i].id]; st != nil {
+				out.msgs[i].steps = st
+				delete(byMsg, out.msgs[i].id)
+			}
+		}
+		for _, st := range byMsg {
+			out.strayParts += st.parts
+		}
+		delete(d.steps, s.id)
+		return out, nil
+	}
 	q := `SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id`
 	if !content {
 		// A cost report needs the step-finish parts' usage only. OpenCode
@@ -389,9 +407,7 @@ func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
 		// (a tool's output, a long reply) is not searched. The others
 		// (a step-finish begins {"reason":…}) are searched for
 		// "step-finish"; ocReply checks the type.
-		q = `SELECT id, message_id, data FROM part WHERE session_id = ? AND CASE substr(data, 1, 9)
-			WHEN '{"type":"' THEN substr(data, 10, 12) = 'step-finish"'
-			ELSE instr(data, '"step-finish"') > 0 END ORDER BY message_id, id`
+		q = `SELECT id, message_id, data FROM part WHERE session_id = ? AND ` + ocStepFinish + ` ORDER BY message_id, id`
 	}
 	parts, err := d.stmt(q)
 	if err != nil {
@@ -440,6 +456,65 @@ func (d *ocDB) messageParts(sid, mid string) ([]ocPart, error) {
 		out = append(out, p)
 	}
 	return out, d.sqlErr(rows.Err())
+}
+
+// ocStepFinish is the condition on a part's data that a cost report reads
+// it by: a step-finish (ocReply checks the type).
+const ocStepFinish = `CASE substr(data, 1, 9)
+	WHEN '{"type":"' THEN substr(data, 10, 12) = 'step-finish"'
+	ELSE instr(data, '"step-finish"') > 0 END`
+
+// ocSteps is what a message's step-finish parts add up to (ocSum): what a
+// cost report reads of its parts.
+type ocSteps struct {
+	parts, steps int // the parts read (ocStepFinish), the calls with usage among them
+	sum          session.Usage
+}
+
+// allSteps reads the step-finish parts of every session of list, for a
+// cost report of the whole database (no content), in one pass over the
+// part table in its rows' order, not session by session through its
+// index: each page is read once, in order, and no row is found again from
+// an index entry (a B-tree descent each). What is kept is each message's
+// sum (ocSum, by its session's version), by session and message id; load
+// takes it instead of reading the parts again.
+func (d *ocDB) allSteps(list []ocSessionRow, stop func() error) error {
+	older := make(map[string]bool, len(list))
+	for _, s := range list {
+		older[s.id] = ocBefore116(s.version)
+	}
+	d.steps = map[string]map[string]*ocSteps{}
+	rows, err := d.db.Query(`SELECT message_id, session_id, data FROM part WHERE ` + ocStepFinish)
+	if err != nil {
+		return d.sqlErr(err)
+	}
+	defer rows.Close()
+	var mid, sid, data sql.RawBytes
+	for rows.Next() {
+		if err := stop(); err != nil {
+			return err
+		}
+		if err := rows.Scan(&mid, &sid, &data); err != nil {
+			return d.sqlErr(err)
+		}
+		old, ok := older[string(sid)]
+		if !ok { // a part of no session read
+			continue
+		}
+		byMsg := d.steps[string(sid)]
+		if byMsg == nil {
+			byMsg = map[string]*ocSteps{}
+			d.steps[string(sid)] = byMsg
+		}
+		st := byMsg[string(mid)]
+		if st == nil {
+			st = &ocSteps{}
+			byMsg[string(mid)] = st
+		}
+		st.parts++
+		st.add(string(data), old)
+	}
+	return d.sqlErr(rows.Err())
 }
 
 // stmt is the query q, prepared on the open database once.

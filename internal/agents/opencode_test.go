@@ -835,3 +835,71 @@ func TestOpenCodePrompts(t *testing.T) {
 		t.Errorf("the parts of replies read: %v", st.Counts)
 	}
 }
+
+// TestOpenCodeCostScan: a cost read of a whole database (its step-finish
+// parts read in one pass over the part table, allSteps) gives what the
+// same sessions read one at a time through the indexes give: each entry
+// and reply, and the parts of no message of their session counted as
+// strays (a step-finish naming a message of another session, one naming
+// no message), the versions' rules (ses_B, ses_C: 1.2.21) kept.
+func TestOpenCodeCostScan(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "opencode.db")
+	ocMakeDB(t, db, ocSchema, ocShapes)
+	w := ocOpenRW(t, db)
+	for _, q := range []string{
+		`INSERT INTO part VALUES ('prt_x1', 'msg_none', 'ses_A', 0, 0, '{"type":"step-finish","tokens":{"input":7,"output":7,"reasoning":0,"cache":{"read":0,"write":0}}}'),
+			('prt_x2', 'msg_a2', 'ses_B', 0, 0, '{"reason":"stop","type":"step-finish","tokens":{"input":9,"output":9,"reasoning":0,"cache":{"read":0,"write":0}}}'),
+			('prt_x3', 'msg_a2', 'ses_Z', 0, 0, '{"reason":"stop","type":"step-finish","tokens":{"input":9,"output":9,"reasoning":0,"cache":{"read":0,"write":0}}}'),
+			('prt_x4', 'msg_a3', 'ses_A', 0, 0, '{"reason":"stop","type":"step-finish","tokens":{"input":1,"output":2,"reasoning":3,"cache":{"read":4,"write":5}}}')`,
+	} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	// each entry as a cost report reads it
+	costRead := func(src Source) ([]Header, [][]string, *Stats, error) {
+		var hs []Header
+		var es [][]string
+		_, st, err := Read(src, OpenCode, Options{}, func(h *Header) error {
+			hs = append(hs, *h)
+			es = append(es, nil)
+			return nil
+		}, func(e *Entry) error {
+			s := fmt.Sprintf("%s %s %s %s %s %s", e.ID, e.ParentID, e.Timestamp, e.Role, e.Provider, e.Model)
+			if e.Reply != nil {
+				s += fmt.Sprintf(" %+v", *e.Reply)
+			}
+			es[len(es)-1] = append(es[len(es)-1], s+"\n")
+			return nil
+		})
+		return hs, es, st, err
+	}
+	hs, es, st, err := costRead(fileSource(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 3 {
+		t.Fatalf("%d sessions", len(hs))
+	}
+	strays := 0
+	for i, h := range hs {
+		src := fileSource(t, db)
+		src.Session = h.Origin.ID
+		_, one, st1, err := costRead(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(one[0], "") != strings.Join(es[i], "") {
+			t.Errorf("%s read alone:\n%s\nin the whole database:\n%s", h.Origin.ID, strings.Join(one[0], ""), strings.Join(es[i], ""))
+		}
+		strays += st1.Counts["opencode parts of no message (not read)"]
+	}
+	if got := st.Counts["opencode parts of no message (not read)"]; got != 2 || strays != 2 {
+		t.Errorf("strays %d in the whole database, %d read alone: want 2", got, strays)
+	}
+	// msg_a3 has two step-finish parts now: both calls, summed.
+	if !strings.Contains(strings.Join(es[0], ""), `{Key:opencode:msg_a3 Usage:{Input:11 Output:15 CacheRead:4 CacheWrite:5 Reasoning:8 CacheWrite1h:0} HasUsage:true`) {
+		t.Errorf("msg_a3: %s", strings.Join(es[0], "\n"))
+	}
+}
