@@ -95,7 +95,11 @@ func piFollows(rest []byte) bool {
 // after it too when first alone cannot say (ambiguous); rest reads up to
 // headLook bytes of what follows first.
 func headFormat(first []byte, rest func() ([]byte, error)) (Format, error) {
-	f := Detect(first)
+	return headFormatAs(Detect(first), first, rest)
+}
+
+// headFormatAs is headFormat of a line Detect took for f.
+func headFormatAs(f Format, first []byte, rest func() ([]byte, error)) (Format, error) {
 	if f != Panto || !ambiguous(first) {
 		return f, nil
 	}
@@ -974,6 +978,23 @@ func SniffStart(r io.ReaderAt, size int64, start []byte) (Format, error) {
 // sniffFirst tells the format from the first line that is not blank,
 // which ends at end (what follows is read from r when needed).
 func sniffFirst(r io.ReaderAt, size int64, first []byte, end int64) (Format, error) {
+	if i := rawjson.SkipWS(first, 0); i < len(first) && first[i] == '{' {
+		if j, ok := rawjson.Value(first, i, 0); ok && rawjson.SkipWS(first, j) == len(first) {
+			// One whole object, as nearly every first line: validated
+			// once here, where firstOfSeveral, Valid and Detect's
+			// isObject each read it again.
+			f, err := headFormatAs(detectHead(headOf(first[i:j])), first, after(r, size, end))
+			if err != nil || f != Unknown {
+				return f, err
+			}
+			return whole(r, size) // one JSON document on one line
+		}
+	}
+	return sniffAny(r, size, first, end)
+}
+
+// sniffAny is sniffFirst of any first line: several objects, a torn one.
+func sniffAny(r io.ReaderAt, size int64, first []byte, end int64) (Format, error) {
 	if o := firstOfSeveral(first); o != nil {
 		// Two or more objects with no newline between them: the readers
 		// take them one by one, as on any other line.

@@ -28,6 +28,11 @@ func readHead(line []byte) *Head {
 	if len(line) == 0 || !isObject(line) {
 		return nil
 	}
+	return headOf(line)
+}
+
+// headOf reads the head of line, a JSON object (validated already).
+func headOf(line []byte) *Head {
 	h := &Head{Line: line}
 	gjson.Parse(str(line)).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
@@ -59,8 +64,10 @@ func readHead(line []byte) *Head {
 // panto's header, else the first row of the registry whose Line detector
 // takes it, else panto's entry and message lines. Blank lines are not
 // given to it.
-func Detect(line []byte) Format {
-	h := readHead(line)
+func Detect(line []byte) Format { return detectHead(readHead(line)) }
+
+// detectHead is Detect of a line's head (nil: the line is no object).
+func detectHead(h *Head) Format {
 	if h == nil {
 		return Unknown
 	}

@@ -5,13 +5,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
 // TestSniffStart: a log's format told from its start in memory is the
 // format Sniff tells reading the file, however much of the start is held
 // (the first line whole, cut, or not reached), for every log of testdata
-// and ../shared/real and for blank, unterminated and whole-document ones.
+// and ../shared/real and for blank, unterminated and whole-document ones;
+// and a first line that is one whole object, read in one pass, is told
+// as the slower way for any line (sniffAny) tells it.
 func TestSniffStart(t *testing.T) {
 	logs := map[string][]byte{
 		"empty":                {},
@@ -35,8 +38,27 @@ func TestSniffStart(t *testing.T) {
 	if len(logs) < 20 {
 		t.Fatalf("%d logs: the testdata is missing", len(logs))
 	}
+	line := `{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00Z","cwd":"/p"}`
+	for name, first := range map[string]string{
+		"spaces around":          " \t" + line + " \r",
+		"a vertical tab":         "\v" + line,
+		"a no-break space after": line + "\u00a0",
+		"a torn line":            line[:40],
+		"an array":               "[" + line + "]",
+		"a string":               `"x"`,
+		"nested deep":            strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
+	} {
+		logs[name] = []byte(first + "\n" + `{"type":"message","id":"a1b2c3d4"}` + "\n")
+	}
 	for name, b := range logs {
 		want, werr := Sniff(bytes.NewReader(b), int64(len(b)))
+		// the one pass over a whole object tells what the passes over
+		// any line tell
+		if first, end, err := firstLineEnd(Source{R: bytes.NewReader(b), Size: int64(len(b))}); err == nil && first != nil {
+			if f, _ := sniffAny(bytes.NewReader(b), int64(len(b)), first, end); f != want {
+				t.Errorf("%s: sniffFirst says %v, sniffAny %v", name, want, f)
+			}
+		}
 		for _, n := range []int{0, 1, 2, 40, 300, 4096, 1 << 20} {
 			start := b[:min(n, len(b))]
 			got, err := SniffStart(bytes.NewReader(b), int64(len(b)), start)
