@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/panto-dev/panto/internal/pricing"
@@ -355,7 +356,7 @@ func writeHTML(w io.Writer, by string, rows []*row, total *row, c *chart, skip s
 		v.Rows = append(v.Rows, rr)
 	}
 	v.Total = reportRowOf(total, "Total")
-	return reportTemplate.Execute(w, v)
+	return reportTemplate().Execute(w, v)
 }
 
 // barNames names the bars of a chart of sessions: by the session's id as
@@ -409,7 +410,8 @@ func prefix(s string, n int) string {
 	return s
 }
 
-var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var reportTemplate = sync.OnceValue(func() *template.Template { // parsed when first used, not at every start
+	return template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -469,6 +471,7 @@ th:nth-child(2), td:nth-child(2) { font-weight: 600; }
 </body>
 </html>
 `))
+})
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -185,7 +186,7 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 		s.maxText = o.Pages.MaxText
 	}
 	page.Nav = nav(0)
-	if err := pageTemplates.ExecuteTemplate(w, "head", page); err != nil {
+	if err := pageTemplates().ExecuteTemplate(w, "head", page); err != nil {
 		return err
 	}
 	k := 0 // the page being written
@@ -206,7 +207,7 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	err = s.EachLine(path, func(i int32, line []byte) error {
 		if k < len(splits) && i == splits[k] { // the next page
 			if k > 0 { // the first page's end is its summary, written last
-				if err := pageTemplates.ExecuteTemplate(w, "pagefoot", pageFoot{nav(k), script}); err != nil {
+				if err := pageTemplates().ExecuteTemplate(w, "pagefoot", pageFoot{nav(k), script}); err != nil {
 					return err
 				}
 			}
@@ -217,14 +218,14 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 			}
 			w = nw
 			page.Nav = nav(k)
-			if err := pageTemplates.ExecuteTemplate(w, "head", page); err != nil {
+			if err := pageTemplates().ExecuteTemplate(w, "head", page); err != nil {
 				return err
 			}
 		}
 		n := &s.Log.Nodes[i]
 		if n.Kind != session.KindMessage {
 			if v := compactionView(s.Log.ID(i), line); v != nil {
-				return pageTemplates.ExecuteTemplate(w, "message", v)
+				return pageTemplates().ExecuteTemplate(w, "message", v)
 			}
 			return nil
 		}
@@ -255,7 +256,7 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 				}
 			}
 		}
-		return pageTemplates.ExecuteTemplate(w, "message", v)
+		return pageTemplates().ExecuteTemplate(w, "message", v)
 	})
 	if err != nil {
 		return err
@@ -276,11 +277,11 @@ func (s *Session) WriteHTML(w io.Writer, path []int32, o HTMLOptions) error {
 	}
 	// The summary ends the last page and the first: it is known only now.
 	total.Nav = nav(k)
-	if err := pageTemplates.ExecuteTemplate(w, "foot", total); err != nil || k == 0 {
+	if err := pageTemplates().ExecuteTemplate(w, "foot", total); err != nil || k == 0 {
 		return err
 	}
 	total.Nav = nav(0)
-	return pageTemplates.ExecuteTemplate(first, "foot", total)
+	return pageTemplates().ExecuteTemplate(first, "foot", total)
 }
 
 // nestSubagents puts under each tool call of v that started a subagent
@@ -338,7 +339,7 @@ func (sub Subagent) render(prices *pricing.Book) (*subagentView, totals, error) 
 			return err
 		}
 		sv.Messages++
-		return pageTemplates.ExecuteTemplate(&b, "message", v)
+		return pageTemplates().ExecuteTemplate(&b, "message", v)
 	})
 	if err != nil {
 		return nil, t, err
@@ -903,11 +904,16 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-var pageTemplates = template.Must(template.New("page").Funcs(template.FuncMap{
-	"pieces": pieces,
-	"plural": plural,
-	"size":   sizeText,
-}).Parse(pageHTML))
+// pageTemplates are parsed when a page is first written, not when the
+// program starts: every command links this package, and the parse was
+// about a twentieth of a start's CPU (race-built, as the tests run them).
+var pageTemplates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{
+		"pieces": pieces,
+		"plural": plural,
+		"size":   sizeText,
+	}).Parse(pageHTML))
+})
 
 const pageHTML = `{{define "head"}}<!DOCTYPE html>
 <html lang="en">

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -463,7 +464,7 @@ func writeIndex(w io.Writer, entries []siteEntry, prices string, report bool) er
 	for _, p := range projects {
 		p.Cost = costText(costs[p])
 	}
-	return indexTemplate.Execute(w, map[string]any{"CSP": IndexCSP, "Script": template.JS(indexScript), "Projects": projects, "Count": len(entries),
+	return indexTemplate().Execute(w, map[string]any{"CSP": IndexCSP, "Script": template.JS(indexScript), "Projects": projects, "Count": len(entries),
 		"Total": costText(total), "Report": report, "Prices": prices, "Generator": name + " " + cli.Version})
 }
 
@@ -474,7 +475,8 @@ func costText(c pricing.Cost) string {
 	return "≥" + pricing.Dollars(c.Pico) + "*"
 }
 
-var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+var indexTemplate = sync.OnceValue(func() *template.Template { // parsed when first used, not at every start
+	return template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -520,6 +522,7 @@ a:hover { text-decoration: underline; }
 </body>
 </html>
 `))
+})
 
 // tempPrefix names the files a page or the index is written into before
 // it is renamed over its name: .site-PID-RANDOM.
