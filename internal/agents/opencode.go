@@ -212,20 +212,25 @@ func (c *converter) ocDatabase() error {
 		}
 		return &ErrSeveralSessions{Path: c.src.Path, IDs: ids}
 	}
-	// A cost report of the whole database reads the parts first, all in
-	// one pass (allSteps).
+	// A cost report of the whole database reads the parts of its sessions
+	// after the first all in one pass (allSteps): a reader that stops at
+	// the first session (one that wants a header's id) reads no more.
+	scanned := false
 	steps := func() error {
-		if only != "" || c.opt.Content {
+		if !scanned {
 			return nil
 		}
-		return d.allSteps(list, c.stopped)
+		return d.allSteps(list[1:], c.stopped)
 	}
-	if err := steps(); err != nil {
-		return err
-	}
-	for _, row := range list {
+	for i, row := range list {
 		if err := c.stopped(); err != nil {
 			return err
+		}
+		if i == 1 && only == "" && !c.opt.Content {
+			scanned = true
+			if err := steps(); err != nil {
+				return err
+			}
 		}
 		s, err := c.ocLoad(d, row)
 		if err == nil && d.changed() {

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"bytes"
+	"cmp"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -334,23 +335,66 @@ func (d *ocDB) sessions(only string) ([]ocSessionRow, error) {
 	// Messages whose session has no row (a database cut between writes)
 	// are a session all the same: nothing is dropped.
 	if only == "" {
-		orphans, err := d.db.Query(`SELECT session_id, MIN(time_created) FROM message
-			WHERE session_id NOT IN (SELECT id FROM session) GROUP BY session_id ORDER BY 2, 1`)
+		orphans, err := d.orphans(out)
 		if err != nil {
-			return nil, d.sqlErr(err)
+			return nil, err
 		}
-		defer orphans.Close()
-		for orphans.Next() {
-			var s ocSessionRow
-			if err := orphans.Scan(&s.id, &s.created); err != nil {
+		out = append(out, orphans...)
+	}
+	return out, nil
+}
+
+// orphans lists the sessions of messages that no session row names, by
+// their first message's time (then id), found by a seek in the message
+// index from each session id to the next, not by reading every entry of
+// the index (the whole of it for each read of the database).
+func (d *ocDB) orphans(have []ocSessionRow) ([]ocSessionRow, error) {
+	known := make(map[string]bool, len(have))
+	for _, s := range have {
+		known[s.id] = true
+	}
+	first, err := d.db.Prepare(`SELECT session_id FROM message WHERE session_id IS NOT NULL ORDER BY session_id LIMIT 1`)
+	if err != nil {
+		return nil, d.sqlErr(err)
+	}
+	defer first.Close()
+	next, err := d.db.Prepare(`SELECT session_id FROM message WHERE session_id > ? ORDER BY session_id LIMIT 1`)
+	if err != nil {
+		return nil, d.sqlErr(err)
+	}
+	defer next.Close()
+	var out []ocSessionRow
+	var id any // of the column's own type, so that the next seek orders as the index does
+	err = first.QueryRow().Scan(&id)
+	for err == nil && id != nil {
+		var sid string
+		switch v := id.(type) {
+		case []byte:
+			sid = string(v)
+		case string:
+			sid = v
+		default:
+			sid = fmt.Sprint(v)
+		}
+		if !known[sid] {
+			s := ocSessionRow{id: sid}
+			// In an orphan's rows are its first message's time.
+			if err := d.db.QueryRow(`SELECT MIN(time_created) FROM message WHERE session_id = ?`, id).Scan(&s.created); err != nil {
 				return nil, d.sqlErr(err)
 			}
 			out = append(out, s)
 		}
-		if err := orphans.Err(); err != nil {
-			return nil, d.sqlErr(err)
-		}
+		err = next.QueryRow(id).Scan(&id)
 	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, d.sqlErr(err)
+	}
+	slices.SortFunc(out, func(a, b ocSessionRow) int {
+		if c := cmp.Compare(a.created, b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
 	return out, nil
 }
 
@@ -369,14 +413,12 @@ func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
 	if err != nil {
 		return nil, d.sqlErr(err)
 	}
-	index := map[string]int{}
 	for rows.Next() {
 		var m ocMessage
 		if err := rows.Scan(&m.id, &m.created, &m.data); err != nil {
 			rows.Close()
 			return nil, d.sqlErr(err)
 		}
-		index[m.id] = len(out.msgs)
 		out.msgs = append(out.msgs, m)
 	}
 	rows.Close()
@@ -398,6 +440,10 @@ func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
 		}
 		delete(d.steps, s.id)
 		return out, nil
+	}
+	index := make(map[string]int, len(out.msgs))
+	for i, m := range out.msgs {
+		index[m.id] = i
 	}
 	q := `SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id`
 	if !content {

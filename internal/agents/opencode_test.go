@@ -903,3 +903,58 @@ func TestOpenCodeCostScan(t *testing.T) {
 		t.Errorf("msg_a3: %s", strings.Join(es[0], "\n"))
 	}
 }
+
+// TestOpenCodeOrphans: messages whose session has no row (a database cut
+// between writes) are sessions all the same, after those with rows, by
+// their first message's time then id, as a GROUP BY over every message
+// lists them (the query sessions used, the oracle here): ses_C's row
+// removed, two sessions of messages only (the first message of each the
+// earliest, the same time: by id), one named by a number.
+func TestOpenCodeOrphans(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "opencode.db")
+	ocMakeDB(t, db, ocSchema, ocShapes)
+	w := ocOpenRW(t, db)
+	for _, q := range []string{
+		`DELETE FROM session WHERE id = 'ses_C'`,
+		`INSERT INTO message VALUES ('msg_q2', 'ses_Q', 1780000500000, 0, '{"role":"user"}'),
+			('msg_q1', 'ses_Q', 1770000000000, 0, '{"role":"user"}'),
+			('msg_r1', 'ses_R', 1770000000000, 0, '{"role":"user"}'),
+			('msg_n1', 7, 1780000600000, 0, '{"role":"user"}')`,
+	} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []string
+	rows, err := w.Query(`SELECT session_id, MIN(time_created) FROM message
+		WHERE session_id NOT IN (SELECT id FROM session) GROUP BY session_id ORDER BY 2, 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		var ms int64
+		if err := rows.Scan(&id, &ms); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprint(id, " ", ms))
+	}
+	rows.Close()
+	w.Close()
+	d, err := openOpenCode(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	list, err := d.sessions("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range list[2:] {
+		got = append(got, fmt.Sprint(s.id, " ", s.created))
+	}
+	if len(list) < 2 || list[0].id != "ses_A" || list[1].id != "ses_B" || strings.Join(got, ",") != strings.Join(want, ",") || len(want) != 4 {
+		t.Errorf("sessions %v: orphans %q, want %q", list, got, want)
+	}
+}
