@@ -162,7 +162,10 @@ func (r *reader) readAgent(src agents.Source, f agents.Format, emit func(*turn) 
 		func(h *agents.Header) error {
 			r.session, r.project, r.agent = h.ID, h.Cwd, h.Origin.Agent
 			r.origin, r.parent = h.Origin.ID, h.Origin.SubagentOf()
-			if r.needTitle {
+			switch {
+			case dbTitles:
+				r.title = "" // its first prompt, read below: the file has no first line to read it from
+			case r.needTitle:
 				r.title = agents.Title(src, f)
 			}
 			return nil
