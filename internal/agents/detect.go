@@ -198,6 +198,11 @@ func wholeFormat(b []byte) Format {
 	return Unknown
 }
 
+// DocFormat tells the format of a log that is one JSON document from its
+// start, b, which may be cut anywhere (a chat of hundreds of MB on one
+// line): Unknown when no agent's document starts so.
+func DocFormat(b []byte) Format { return wholeFormat(b) }
+
 // whole is wholeFormat of the start of r.
 func whole(r io.ReaderAt, size int64) (Format, error) {
 	b, err := after(r, size, 0)()

@@ -109,14 +109,88 @@ type geminiMsg struct {
 }
 
 func (c *converter) gemini() error {
-	first, _, err := firstLineEnd(c.src)
+	doc, err := oneDocument(c.src)
 	if err != nil {
 		return err
 	}
-	if !isObject(bytes.TrimSpace(first)) {
+	if doc {
 		return c.geminiDoc()
 	}
 	return c.geminiLines()
+}
+
+// oneDocument reports whether src holds one JSON document rather than
+// JSON Lines: its first line that is not blank is no whole JSON object (a
+// document written over several lines, as Gemini CLI writes a chat), or
+// nothing but white space follows that line (a document on one line,
+// however long: a chat re-serialised by jq -c or json.dump). Such a
+// document is read as a stream; read as a line, a chat of 200 MB on one
+// line took 1.4 GB. A first line is held whole only when it is short.
+func oneDocument(src Source) (bool, error) {
+	const look = 1 << 20
+	first, end, err := firstLineEnd(Source{R: src.R, Size: min(src.Size, look)})
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case first == nil && src.Size > look: // a MiB of blank lines first
+		if first, _, err = firstLineEnd(src); err != nil {
+			return false, err
+		}
+		return !isObject(bytes.TrimSpace(first)), nil
+	case first == nil:
+		return true, nil // nothing: the document reader says so
+	case end < look || src.Size <= look || endsLine(src, end):
+		// the line is held whole
+		if !isObject(bytes.TrimSpace(first)) {
+			return true, nil
+		}
+	default: // longer than the look: where it ends is looked for
+		if end, err = lineEndFrom(src, end); err != nil {
+			return false, err
+		}
+	}
+	return blankFrom(src, end)
+}
+
+// endsLine reports whether the byte before off is a newline.
+func endsLine(src Source, off int64) bool {
+	var b [1]byte
+	_, err := src.R.ReadAt(b[:], off-1)
+	return err == nil && b[0] == '\n'
+}
+
+// lineEndFrom is the offset after the first newline of src at or after
+// off (its size when there is none), read a chunk at a time.
+func lineEndFrom(src Source, off int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for off < src.Size {
+		n, err := src.R.ReadAt(buf[:min(int64(len(buf)), src.Size-off)], off)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return off + int64(i) + 1, nil
+		}
+		off += int64(n)
+		if err != nil && !errors.Is(err, io.EOF) || n == 0 {
+			return off, err
+		}
+	}
+	return src.Size, nil
+}
+
+// blankFrom reports whether src holds only white space from off on.
+func blankFrom(src Source, off int64) (bool, error) {
+	buf := make([]byte, 64<<10)
+	for off < src.Size {
+		n, err := src.R.ReadAt(buf[:min(int64(len(buf)), src.Size-off)], off)
+		if rawjson.SkipWS(buf[:n], 0) < n {
+			return false, nil
+		}
+		off += int64(n)
+		if err != nil && !errors.Is(err, io.EOF) || n == 0 {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 // geminiHeader writes the header from the chat's metadata.
@@ -137,42 +211,25 @@ func (c *converter) geminiHeader(meta gjson.Result, firstTS string) error {
 }
 
 // geminiDoc reads the whole-file form as it streams: its messages are in
-// order, each whole, none repeated.
+// order, each whole, none repeated. The chat's other members are read
+// first, its messages passed over: the header needs them all, and some
+// come after the messages (directories and kind, in ConversationRecord's
+// order; every one, members sorted by a re-serialising tool), so a header
+// made at the first message had no cwd and no kind.
 func (c *converter) geminiDoc() error {
-	var meta []byte // the members before the messages, as an object
-	meta = append(meta, '{')
-	if h, err := after(c.src.R, c.src.Size, 0)(); err == nil {
-		if doc := readDoc(h); doc == nil || doc.Get("sessionId").Type != gjson.String {
-			// The chat's id is after its messages (members written in
-			// another order): its members are read first, the messages
-			// passed over, and the messages then.
-			d := newDocStream(io.NewSectionReader(c.src.R, 0, c.src.Size))
-			d.object("messages", func(key string, val []byte) error {
-				if len(meta) > 1 {
-					meta = append(meta, ',')
-				}
-				meta = rawjson.AppendString(meta, key)
-				meta = append(append(meta, ':'), val...)
-				return nil
-			}, func(int64, []byte) error { return nil })
-		}
-	}
-	seen := len(meta) > 1
+	meta := []byte{'{'} // the members but the messages, as an object
 	d := newDocStream(io.NewSectionReader(c.src.R, 0, c.src.Size))
+	d.object("messages", func(key string, val []byte) error {
+		if len(meta) > 1 {
+			meta = append(meta, ',')
+		}
+		meta = rawjson.AppendString(meta, key)
+		meta = append(append(meta, ':'), val...)
+		return nil
+	}, func(int64, []byte) error { return nil })
+	d = newDocStream(io.NewSectionReader(c.src.R, 0, c.src.Size))
 	prev := ""
-	err := d.object("messages",
-		func(key string, val []byte) error {
-			if seen {
-				return nil
-			}
-			if len(meta) > 1 {
-				meta = append(meta, ',')
-			}
-			meta = rawjson.AppendString(meta, key)
-			meta = append(meta, ':')
-			meta = append(meta, val...)
-			return nil
-		},
+	err := d.object("messages", func(string, []byte) error { return nil },
 		func(off int64, val []byte) error {
 			m := gjson.Parse(str(val))
 			if c.hdr == nil {

@@ -29,8 +29,8 @@ func Title(src Source, f Format) string {
 		}
 	}
 	if a := Of(f); a != nil && a.docList != "" {
-		if first, _, err := firstLineEnd(src); err == nil && !isObject(bytes.TrimSpace(first)) {
-			return docTitle(src, a)
+		if doc, err := oneDocument(src); err == nil && doc {
+			return docTitle(src, a) // on one line or several, as its reader reads it
 		}
 	}
 	br := titleReaders.Get().(*bufio.Reader)
