@@ -26,14 +26,17 @@ func (r startReader) ReadAt(p []byte, off int64) (int, error) {
 
 // sniff tells a log's format from its start, read already. The agents'
 // Sniff reads the first line whole: a first line longer than the start
-// (a 200 MB prompt) is told from the keys its start holds instead, so
-// memory stays flat.
+// (a 200 MB prompt, a chat of 200 MB written on one line) is told from
+// the keys its start holds instead, so memory stays flat.
 func sniff(f io.ReaderAt, size int64, start []byte) (agents.Format, error) {
 	t := bytes.TrimLeft(start, " \t\r\n")
 	if int64(len(start)) == size || bytes.IndexByte(t, '\n') >= 0 {
 		return agents.SniffStart(startReader{start, f}, size, start)
 	}
-	return longFirstLine(t), nil
+	if f := longFirstLine(t); f != agents.Unknown {
+		return f, nil
+	}
+	return agents.DocFormat(t), nil // a whole chat on one line
 }
 
 // longFirstLine tells the format of a log from the start of its first
