@@ -25,6 +25,19 @@ func settled(t *testing.T, n int) {
 	}
 }
 
+// still returns once count has not moved over 1,000 yields of the
+// processor: what it counts is blocked.
+func still(count func() int64) {
+	for prev, same := int64(-1), 0; same < 1000; {
+		if n := count(); n == prev {
+			same++
+		} else {
+			prev, same = n, 0
+		}
+		runtime.Gosched()
+	}
+}
+
 // items sends 0..n-1, counting what send accepted.
 func items(n int, sent *atomic.Int64) func(func(int) bool) error {
 	return func(send func(int) bool) error {
@@ -235,14 +248,7 @@ func TestBlockedEmit(t *testing.T) {
 	}()
 	<-in
 	// Wait until produce cannot go on (its sends are blocked), then look.
-	for prev, same := int64(-1), 0; same < 1000; {
-		if n := sent.Load(); n == prev {
-			same++
-		} else {
-			prev, same = n, 0
-		}
-		runtime.Gosched()
-	}
+	still(sent.Load)
 	if n := sent.Load(); n > 2*2+2 {
 		t.Errorf("%d items sent while the first was being emitted, want at most %d", n, 2*2+2)
 	}

@@ -397,14 +397,7 @@ func TestStreamBlockedEmit(t *testing.T) {
 	}()
 	<-in
 	// Wait until produce and the workers cannot go on, then look.
-	for prev, same := int64(-1), 0; same < 1000; {
-		if n := sent.Load() + yielded.Load(); n == prev {
-			same++
-		} else {
-			prev, same = n, 0
-		}
-		runtime.Gosched()
-	}
+	still(func() int64 { return sent.Load() + yielded.Load() })
 	if n := sent.Load(); n > 2*2+2 {
 		t.Errorf("%d items sent while the first was being emitted, want at most %d", n, 2*2+2)
 	}
