@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/agents"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/exitcode"
@@ -29,30 +28,30 @@ import (
 const name = "panto-cost"
 
 type grammar struct {
-	Version      kong.VersionFlag `help:"Print the version and exit."`
-	Paths        []string         `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
-	All          bool             `help:"Every session of the store."`
-	From         string           `enum:"${agents},all," default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), gemini (GEMINI_CLI_HOME, else ~/.gemini/tmp), copilot (COPILOT_CONFIG_DIR, else ~/.copilot/session-state), opencode (OPENCODE_DATA_DIR, else $XDG_DATA_HOME/opencode, else ~/.local/share/opencode), or all of them." placeholder:"AGENT"`
-	Store        string           `help:"${storehelp}" placeholder:"URL"`
-	Pricing      string           `help:"models.toml, or LiteLLM's model_prices_and_context_window.json, over the built-in prices: it adds models and replaces the built-in prices of those it names (default: $XDG_CONFIG_HOME/panto/models.toml, if there is one)." placeholder:"FILE"`
-	PricingOnly  string           `name:"pricing-only" help:"Like --pricing, but the file's prices alone: the built-in table is not used." placeholder:"FILE"`
-	Subagents    bool             `help:"With --by session: a subagent's cost in a row of its own (with its parent named), not rolled up into its parent session's."`
-	UpdatePrices bool             `name:"update-prices" help:"Fetch LiteLLM's price table (from the URL given as the one argument, else LiteLLM's repository) into $XDG_CONFIG_HOME/panto/litellm.json, where every later run lays it over the built-in prices (models.toml and --pricing over it); it replaces the one there only once read whole and checked. Then exit."`
-	Prices       bool             `help:"Print the price table in use (where it came from, and every model's prices in USD per million tokens) and exit."`
-	By           string           `enum:"turn,session,model,day,week,month,block,project,agent," default:"" help:"Rows: turn, session, model, day, week, month, block (5-hour windows from a turn's hour, as the providers' usage limits count; the active one with its burn rate and projection), project or agent (default: session; day for panto-cost alone on a terminal)."`
-	Breakdown    bool             `help:"Under each row, a row per model (not with --by turn or model); --breakdown agent: a row per agent."`
-	BreakdownBy  string           `name:"breakdown-by" enum:"model,agent," default:"" help:"What --breakdown splits rows by: model (the default) or agent (--breakdown agent says the same)." placeholder:"WHAT"`
-	Last         int              `help:"Only the N rows of the latest activity (the N latest days, weeks, months, blocks or turns; the sessions, models, projects or agents used last). The total is theirs." placeholder:"N"`
-	Order        string           `enum:"asc,desc," default:"" help:"asc or desc: days, weeks, months, blocks and turns go oldest first (asc) by default, the other rows costliest first (desc)."`
-	Project      string           `help:"Only turns of this project: its directory, or the directory's last name." placeholder:"DIR"`
-	Color        string           `enum:"auto,always,never" default:"auto" help:"Colour in a table: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never."`
-	Format       string           `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
-	JSON         bool             `name:"json" help:"The same as --format json."`
-	Since        string           `help:"Only turns on or after this day: YYYY-MM-DD, YYYYMMDD, today, yesterday, or Nd / Nw (N days or weeks before today)." placeholder:"DATE"`
-	Until        string           `help:"Only turns on or before this day (as --since)." placeholder:"DATE"`
-	Timezone     string           `short:"z" help:"The IANA time zone of days, weeks, months and of --since/--until (default: the local zone, from TZ)." placeholder:"ZONE"`
-	Compact      bool             `xor:"width" help:"A table of few columns (the row, turns, tokens, cost), whatever the width."`
-	Wide         bool             `xor:"width" help:"Every column of the table, however wide (by default a table on a terminal fits its width)."`
+	Version       cli.VersionFlag `help:"Print the version and exit."`
+	Paths         []string        `arg:"" optional:"" help:"Session files, session directories (every *.jsonl below; in a database: session ids or unique prefixes), or - for entry or message lines on stdin (the default)."`
+	All           bool            `help:"Every session of the store."`
+	From          string          `enum:"${agents},all," default:"" help:"With no paths: read the logs of claude (CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude), codex (CODEX_HOME, else ~/.codex), pi (PI_CODING_AGENT_DIR, else ~/.pi/agent), gemini (GEMINI_CLI_HOME, else ~/.gemini/tmp), copilot (COPILOT_CONFIG_DIR, else ~/.copilot/session-state), opencode (OPENCODE_DATA_DIR, else $XDG_DATA_HOME/opencode, else ~/.local/share/opencode), or all of them." placeholder:"AGENT"`
+	cli.StoreFlag `embed:""`
+	Pricing       string `help:"models.toml, or LiteLLM's model_prices_and_context_window.json, over the built-in prices: it adds models and replaces the built-in prices of those it names (default: $XDG_CONFIG_HOME/panto/models.toml, if there is one)." placeholder:"FILE"`
+	PricingOnly   string `name:"pricing-only" help:"Like --pricing, but the file's prices alone: the built-in table is not used." placeholder:"FILE"`
+	Subagents     bool   `help:"With --by session: a subagent's cost in a row of its own (with its parent named), not rolled up into its parent session's."`
+	UpdatePrices  bool   `name:"update-prices" help:"Fetch LiteLLM's price table (from the URL given as the one argument, else LiteLLM's repository) into $XDG_CONFIG_HOME/panto/litellm.json, where every later run lays it over the built-in prices (models.toml and --pricing over it); it replaces the one there only once read whole and checked. Then exit."`
+	Prices        bool   `help:"Print the price table in use (where it came from, and every model's prices in USD per million tokens) and exit."`
+	By            string `enum:"turn,session,model,day,week,month,block,project,agent," default:"" help:"Rows: turn, session, model, day, week, month, block (5-hour windows from a turn's hour, as the providers' usage limits count; the active one with its burn rate and projection), project or agent (default: session; day for panto-cost alone on a terminal)."`
+	Breakdown     bool   `help:"Under each row, a row per model (not with --by turn or model); --breakdown agent: a row per agent."`
+	BreakdownBy   string `name:"breakdown-by" enum:"model,agent," default:"" help:"What --breakdown splits rows by: model (the default) or agent (--breakdown agent says the same)." placeholder:"WHAT"`
+	Last          int    `help:"Only the N rows of the latest activity (the N latest days, weeks, months, blocks or turns; the sessions, models, projects or agents used last). The total is theirs." placeholder:"N"`
+	Order         string `enum:"asc,desc," default:"" help:"asc or desc: days, weeks, months, blocks and turns go oldest first (asc) by default, the other rows costliest first (desc)."`
+	Project       string `help:"Only turns of this project: its directory, or the directory's last name." placeholder:"DIR"`
+	Color         string `enum:"auto,always,never" default:"auto" help:"Colour in a table: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never."`
+	Format        string `enum:"table,jsonl,json,html," default:"" help:"table (the default on a terminal), jsonl (the default otherwise), json, or html (one self-contained page: the table and a chart of cost by day, stacked by model)."`
+	JSON          bool   `name:"json" help:"The same as --format json."`
+	Since         string `help:"Only turns on or after this day: YYYY-MM-DD, YYYYMMDD, today, yesterday, or Nd / Nw (N days or weeks before today)." placeholder:"DATE"`
+	Until         string `help:"Only turns on or before this day (as --since)." placeholder:"DATE"`
+	Timezone      string `short:"z" help:"The IANA time zone of days, weeks, months and of --since/--until (default: the local zone, from TZ)." placeholder:"ZONE"`
+	Compact       bool   `xor:"width" help:"A table of few columns (the row, turns, tokens, cost), whatever the width."`
+	Wide          bool   `xor:"width" help:"Every column of the table, however wide (by default a table on a terminal fits its width)."`
 
 	loc   *time.Location    // of --timezone
 	links map[string]string // RunLinked: a session's id (panto's or its agent's) → its page

@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/agents"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/exitcode"
@@ -35,16 +34,16 @@ import (
 const name = "panto-fsck"
 
 type grammar struct {
-	Version kong.VersionFlag `help:"Print the version and exit."`
-	Paths   []string         `arg:"" optional:"" help:"Session files, or directories (every *.jsonl below); - or none for stdin."`
-	All     bool             `help:"Every session of every project under the sessions base."`
-	Repair  bool             `help:"Repair what the policy allows (takes the writer's lock; busy files are skipped)."`
-	Policy  string           `enum:"tail,point-in-time,salvage" default:"tail" help:"tail: cut a torn tail; point-in-time: cut from the first corrupt line; salvage: move only corrupt lines aside."`
-	DryRun  bool             `short:"n" help:"Change nothing; report what a repair would do."`
-	JSON    bool             `help:"One JSON object per file on stdout."`
-	Verbose bool             `short:"v" help:"Also list clean files."`
-	Quiet   bool             `short:"q" help:"No summary line."`
-	Store   string           `help:"${storehelp}" placeholder:"URL"`
+	Version       cli.VersionFlag `help:"Print the version and exit."`
+	Paths         []string        `arg:"" optional:"" help:"Session files, or directories (every *.jsonl below); - or none for stdin."`
+	All           bool            `help:"Every session of every project under the sessions base."`
+	Repair        bool            `help:"Repair what the policy allows (takes the writer's lock; busy files are skipped)."`
+	Policy        string          `enum:"tail,point-in-time,salvage" default:"tail" help:"tail: cut a torn tail; point-in-time: cut from the first corrupt line; salvage: move only corrupt lines aside."`
+	DryRun        bool            `short:"n" help:"Change nothing; report what a repair would do."`
+	JSON          bool            `help:"One JSON object per file on stdout."`
+	Verbose       bool            `short:"v" help:"Also list clean files."`
+	Quiet         bool            `short:"q" help:"No summary line."`
+	cli.StoreFlag `embed:""`
 }
 
 // Main runs panto-fsck in this process.

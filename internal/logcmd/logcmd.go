@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 
-	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/exitcode"
 	"github.com/panto-dev/panto/internal/stores"
@@ -19,8 +18,8 @@ import (
 const name = "panto-log"
 
 type grammar struct {
-	Version kong.VersionFlag `help:"Print the version and exit."`
-	Store   string           `help:"${storehelp}" placeholder:"URL"`
+	Version       cli.VersionFlag `help:"Print the version and exit."`
+	cli.StoreFlag `embed:""`
 
 	New      newCmd      `cmd:"" help:"Print the name a new session for this directory would get: a file path, or an id in a database (creates nothing)."`
 	Append   appendCmd   `cmd:"" help:"Append message lines from stdin to a session, durably (one batch); print the entry lines written."`

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/agents"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/exitcode"
@@ -29,16 +28,16 @@ import (
 const name = "panto-replay"
 
 type grammar struct {
-	Version kong.VersionFlag `help:"Print the version and exit."`
-	File    string           `arg:"" optional:"" help:"Session file (in a database: a session id or a unique prefix); - or none for stdin."`
-	Leaf    string           `help:"Replay the path to entry ID (a branch) instead of the last entry." placeholder:"ID"`
-	Info    bool             `help:"Print the resume state as one JSON object."`
-	Get     string           `help:"Print one field of the --info object as plain text (a gjson path: lastReply.text, danglingPrompt.parentId, pendingToolUses.#, pendingToolUses.0.input|@fromstr|command); nothing when it is null or absent." placeholder:"PATH"`
-	Format  string           `enum:"messages,markdown,entries,html," default:"" help:"messages (message lines, the default on a pipe), markdown (a transcript, the default on a terminal), entries (the entry lines of the path), or html (one self-contained page)."`
-	Pricing string           `help:"models.toml (or LiteLLM's JSON) for the cost of each reply on an html page (default: $XDG_CONFIG_HOME/panto/models.toml, when there is one)." placeholder:"FILE"`
-	Tree    bool             `help:"Print the whole tree of entries, branches and leaves marked."`
-	Full    bool             `help:"Message lines of every message of the path, also those a compaction summarised (by default: what the model is sent, the summary in their place)."`
-	Store   string           `help:"${storehelp}" placeholder:"URL"`
+	Version       cli.VersionFlag `help:"Print the version and exit."`
+	File          string          `arg:"" optional:"" help:"Session file (in a database: a session id or a unique prefix); - or none for stdin."`
+	Leaf          string          `help:"Replay the path to entry ID (a branch) instead of the last entry." placeholder:"ID"`
+	Info          bool            `help:"Print the resume state as one JSON object."`
+	Get           string          `help:"Print one field of the --info object as plain text (a gjson path: lastReply.text, danglingPrompt.parentId, pendingToolUses.#, pendingToolUses.0.input|@fromstr|command); nothing when it is null or absent." placeholder:"PATH"`
+	Format        string          `enum:"messages,markdown,entries,html," default:"" help:"messages (message lines, the default on a pipe), markdown (a transcript, the default on a terminal), entries (the entry lines of the path), or html (one self-contained page)."`
+	Pricing       string          `help:"models.toml (or LiteLLM's JSON) for the cost of each reply on an html page (default: $XDG_CONFIG_HOME/panto/models.toml, when there is one)." placeholder:"FILE"`
+	Tree          bool            `help:"Print the whole tree of entries, branches and leaves marked."`
+	Full          bool            `help:"Message lines of every message of the path, also those a compaction summarised (by default: what the model is sent, the summary in their place)."`
+	cli.StoreFlag `embed:""`
 
 	Site string `help:"Write a site of every session of every agent into DIR: an index (by project, newest first, with agent, title, time, messages and cost; a filter box) and a page per session (a huge one split into pages; images shown, times in the reader's zone). Run again, it renders only what changed. Then exit." placeholder:"DIR"`
 

@@ -314,7 +314,7 @@ func (g *grammar) sitePage(proc cli.IO, src, dir, page string) (siteEntry, error
 			}
 			return create()
 		}}
-	sub := grammar{File: src, Format: "html", Pricing: g.Pricing, Store: g.Store, summary: &sum, localTimes: true, pages: pages, index: "../index.html"}
+	sub := grammar{File: src, Format: "html", Pricing: g.Pricing, StoreFlag: g.StoreFlag, summary: &sum, localTimes: true, pages: pages, index: "../index.html"}
 	var errs bytes.Buffer
 	sio := proc
 	sio.Stderr = &errs

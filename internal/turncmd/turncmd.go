@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alecthomas/kong"
 	"github.com/panto-dev/panto/internal/cli"
 	"github.com/panto-dev/panto/internal/exitcode"
 	"github.com/panto-dev/panto/internal/tty"
@@ -30,26 +29,26 @@ import (
 const name = "panto-turn"
 
 type grammar struct {
-	Version      kong.VersionFlag `help:"Print the version and exit."`
-	Provider     string           `enum:"anthropic,openai,offline," default:"" help:"anthropic, openai (and compatible servers) or offline (default: PANTO_API_STYLE, else the provider whose key is set)."`
-	Model        string           `help:"Model (default: ANTHROPIC_MODEL or OPENAI_MODEL)."`
-	BaseURL      string           `name:"base-url" help:"API base URL (default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL)." placeholder:"URL"`
-	MaxTokens    int              `name:"max-tokens" help:"Most output tokens (default: ANTHROPIC_MAX_TOKENS or 8192 for Anthropic; unset for OpenAI)." placeholder:"N"`
-	Reasoning    string           `help:"Reasoning: off, low, medium, high (Anthropic also adaptive or a token budget; OpenAI passes it as reasoning_effort). Default: OPENAI_REASONING for OpenAI." placeholder:"LEVEL"`
-	Tools        string           `type:"existingfile" help:"JSON array of {name, description, input_schema} offered to the model." placeholder:"FILE"`
-	Stream       string           `enum:"auto,stderr,off" default:"auto" help:"Show the reply as it arrives on stderr: auto (when stderr is a terminal), stderr, off."`
-	Timeout      time.Duration    `default:"10m" help:"Give up on the turn after this long."`
-	Retries      int              `default:"2" help:"Retries of a failed request before any output (408, 409, 429, 5xx, connection errors)."`
-	Partial      bool             `help:"On a broken stream, print what arrived with stopReason \"error\" (exit 1) instead of nothing (exit 3)."`
-	User         string           `help:"Add this user prompt after the conversation read from stdin (stdin is not read when it is a terminal)." placeholder:"TEXT"`
-	UserFile     string           `name:"user-file" help:"Add the user prompt FILE holds, as --user does (for a prompt of any size: an argument is at most 128 KiB)." placeholder:"FILE"`
-	System       string           `help:"System prompt: sent first unless the conversation's last system message says the same (default: PANTO_SYSTEM_PROMPT)." placeholder:"TEXT"`
-	SystemFile   string           `name:"system-file" type:"existingfile" help:"Read the system prompt from FILE." placeholder:"FILE"`
-	Compact      bool             `help:"Instead of a reply, print a compaction line for panto-log append: the model's summary of the conversation before its last prompt (docs/agent.md). Needs --first-kept."`
-	FirstKept    string           `name:"first-kept" help:"With --compact: the entry id of the conversation's last prompt, kept after the summary (panto-replay --get lastPromptId FILE)." placeholder:"ID"`
-	Instructions string           `help:"With --compact: what the summary must keep, after panto's instructions." placeholder:"TEXT"`
-	ShowConfig   bool             `name:"show-config" help:"Print the provider and model a turn would use (\"PROVIDER MODEL\") and exit."`
-	APIVersion   string           `name:"api-version" help:"anthropic-version header (default: ANTHROPIC_API_VERSION or 2023-06-01)." placeholder:"V"`
+	Version      cli.VersionFlag `help:"Print the version and exit."`
+	Provider     string          `enum:"anthropic,openai,offline," default:"" help:"anthropic, openai (and compatible servers) or offline (default: PANTO_API_STYLE, else the provider whose key is set)."`
+	Model        string          `help:"Model (default: ANTHROPIC_MODEL or OPENAI_MODEL)."`
+	BaseURL      string          `name:"base-url" help:"API base URL (default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL)." placeholder:"URL"`
+	MaxTokens    int             `name:"max-tokens" help:"Most output tokens (default: ANTHROPIC_MAX_TOKENS or 8192 for Anthropic; unset for OpenAI)." placeholder:"N"`
+	Reasoning    string          `help:"Reasoning: off, low, medium, high (Anthropic also adaptive or a token budget; OpenAI passes it as reasoning_effort). Default: OPENAI_REASONING for OpenAI." placeholder:"LEVEL"`
+	Tools        string          `type:"existingfile" help:"JSON array of {name, description, input_schema} offered to the model." placeholder:"FILE"`
+	Stream       string          `enum:"auto,stderr,off" default:"auto" help:"Show the reply as it arrives on stderr: auto (when stderr is a terminal), stderr, off."`
+	Timeout      time.Duration   `default:"10m" help:"Give up on the turn after this long."`
+	Retries      int             `default:"2" help:"Retries of a failed request before any output (408, 409, 429, 5xx, connection errors)."`
+	Partial      bool            `help:"On a broken stream, print what arrived with stopReason \"error\" (exit 1) instead of nothing (exit 3)."`
+	User         string          `help:"Add this user prompt after the conversation read from stdin (stdin is not read when it is a terminal)." placeholder:"TEXT"`
+	UserFile     string          `name:"user-file" help:"Add the user prompt FILE holds, as --user does (for a prompt of any size: an argument is at most 128 KiB)." placeholder:"FILE"`
+	System       string          `help:"System prompt: sent first unless the conversation's last system message says the same (default: PANTO_SYSTEM_PROMPT)." placeholder:"TEXT"`
+	SystemFile   string          `name:"system-file" type:"existingfile" help:"Read the system prompt from FILE." placeholder:"FILE"`
+	Compact      bool            `help:"Instead of a reply, print a compaction line for panto-log append: the model's summary of the conversation before its last prompt (docs/agent.md). Needs --first-kept."`
+	FirstKept    string          `name:"first-kept" help:"With --compact: the entry id of the conversation's last prompt, kept after the summary (panto-replay --get lastPromptId FILE)." placeholder:"ID"`
+	Instructions string          `help:"With --compact: what the summary must keep, after panto's instructions." placeholder:"TEXT"`
+	ShowConfig   bool            `name:"show-config" help:"Print the provider and model a turn would use (\"PROVIDER MODEL\") and exit."`
+	APIVersion   string          `name:"api-version" help:"anthropic-version header (default: ANTHROPIC_API_VERSION or 2023-06-01)." placeholder:"V"`
 }
 
 // Main runs panto-turn in this process.
