@@ -1042,7 +1042,11 @@ func Describe(r io.ReaderAt, size int64, f Format) (string, error) {
 	ids, err := ocSessions(path)
 	if err != nil {
 		if path != label && label != "" { // a copy of panto's own: the error names the user's file
-			return "", errors.New(strings.ReplaceAll(err.Error(), path, label))
+			msg := strings.ReplaceAll(err.Error(), path, label)
+			if errors.Is(err, ErrDamaged) {
+				return "", &damagedError{msg}
+			}
+			return "", errors.New(msg)
 		}
 		return "", err
 	}

@@ -296,10 +296,20 @@ func (d *ocDB) sqlErr(err error) error {
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") || strings.Contains(msg, "file is encrypted") {
-		return fmt.Errorf("%s: the SQLite database is damaged (%v): read a consistent copy (OpenCode's own `opencode export`)", d.path, err)
+		return &damagedError{fmt.Sprintf("%s: the SQLite database is damaged (%v): read a consistent copy (OpenCode's own `opencode export`)", d.path, err)}
 	}
 	return fmt.Errorf("%s: reading the OpenCode database: %w", d.path, err)
 }
+
+// ErrDamaged is a log of a format panto reads whose bytes its reader
+// cannot read (a torn or damaged database): real damage, which panto-fsck
+// reports (bit 4) but does not repair, the log not being panto's.
+var ErrDamaged = errors.New("the log is damaged")
+
+type damagedError struct{ msg string }
+
+func (e *damagedError) Error() string { return e.msg }
+func (e *damagedError) Unwrap() error { return ErrDamaged }
 
 // ocSessionRow is a session as its table lists it.
 type ocSessionRow struct {

@@ -39,9 +39,11 @@ type Options struct {
 	CacheDir string // checkpoints to forget after a change
 	// Foreign tells, of a file that does not begin with a panto header,
 	// whether it is another agent's log: its format and a sentence that
-	// says what it is and how to read it ("" when it is none). Such a file
-	// is reported "foreign", no damage, and never repaired (SPEC §11).
-	Foreign func(r io.ReaderAt, size int64) (format, note string)
+	// says what it is and how to read it ("" when it is none), and whether
+	// it is damaged (its reader cannot read it: a torn database). Such a
+	// file is reported "foreign" and never repaired; only its damage is
+	// bit 4 (SPEC §11).
+	Foreign func(r io.ReaderAt, size int64) (format, note string, damaged bool)
 }
 
 // Report is the outcome for one file (one JSON object with --json).
@@ -179,8 +181,11 @@ func Run(path string, o Options) *Report {
 			io.ReaderAt
 			Size() int64
 		}); ok {
-			if format, note := o.Foreign(ra, ra.Size()); format != "" {
+			if format, note, damaged := o.Foreign(ra, ra.Size()); format != "" {
 				r.Status, r.Format, r.Note = "foreign", format, note
+				if damaged {
+					r.Bits |= BitLeft
+				}
 				return r
 			}
 		}

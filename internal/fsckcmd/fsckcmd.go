@@ -431,21 +431,23 @@ func (g *grammar) files(st store.Store, proc cli.IO) ([]input, error) {
 	return out, nil
 }
 
-// foreign tells another agent's log from a damaged session.
-func foreign(r io.ReaderAt, size int64) (string, string) {
+// foreign tells another agent's log from a damaged session, and says
+// whether that log is damaged itself (a torn OpenCode database).
+func foreign(r io.ReaderAt, size int64) (string, string, bool) {
 	f, err := agents.Identify(r, size)
 	if err != nil || f == agents.Unknown || f == agents.Panto {
-		return "", ""
+		return "", "", false
 	}
 	if a := agents.Of(f); a != nil && !a.Reads() {
-		return f.String(), f.Name() + ", which panto does not read (yet)"
+		return f.String(), f.Name() + ", which panto does not read (yet)", false
 	}
 	noun, err := agents.Describe(r, size, f)
 	switch {
 	case err != nil:
-		return f.String(), err.Error() // a SQLite database that is not OpenCode's
+		// a SQLite database that is not OpenCode's, or one damaged
+		return f.String(), err.Error(), errors.Is(err, agents.ErrDamaged)
 	case noun == "":
 		noun = f.Name()
 	}
-	return f.String(), noun + ": read it with panto-replay, or panto-log import it"
+	return f.String(), noun + ": read it with panto-replay, or panto-log import it", false
 }
