@@ -125,6 +125,12 @@ func texts(c gjson.Result, types ...string) string {
 // Code tool result's line holds its output twice, in message and in
 // toolUseResult).
 func fields(v gjson.Result, keys []string, out []gjson.Result) {
+	fieldsUntil(v, keys, out, nil)
+}
+
+// fieldsUntil is fields that stops once enough says the fields it needs
+// are read (nil: every key found).
+func fieldsUntil(v gjson.Result, keys []string, out []gjson.Result, enough func() bool) {
 	clear(out)
 	left := len(keys)
 	v.ForEach(func(k, x gjson.Result) bool {
@@ -132,10 +138,10 @@ func fields(v gjson.Result, keys []string, out []gjson.Result) {
 			if k.Str == key && k.Type == gjson.String && !out[i].Exists() {
 				out[i] = x
 				left--
-				break
+				return left > 0 && (enough == nil || !enough())
 			}
 		}
-		return left > 0
+		return true
 	})
 }
 
@@ -147,7 +153,33 @@ var claudeKeys = []string{"uuid", "timestamp", "cwd", "sessionId", "type", "mess
 // lines; the summary of a compaction a user line marked isCompactSummary.
 func claudeLine(v gjson.Result, e *Entry) {
 	var f [10]gjson.Result
-	fields(v, claudeKeys, f[:])
+	// The line is read up to the fields its type needs, not past them: a
+	// tool result's output is written again after them (toolUseResult).
+	// isCompactSummary, on few lines, is looked for where the line holds
+	// its name (a key no writer escapes; looked for from its capital C,
+	// a rarer byte than its quote).
+	compact := strings.Contains(v.Raw, `CompactSummary"`)
+	fieldsUntil(v, claudeKeys, f[:], func() bool {
+		for _, x := range f[:5] { // uuid, timestamp, cwd, sessionId, type
+			if !x.Exists() {
+				return false
+			}
+		}
+		if compact && !f[6].Exists() {
+			return false
+		}
+		switch f[4].Str {
+		case "user", "assistant":
+			return f[5].Exists()
+		case "progress":
+			return f[7].Exists()
+		case "summary":
+			return f[8].Exists()
+		case "system":
+			return f[9].Exists()
+		}
+		return true
+	})
 	e.ID, e.Timestamp, e.Cwd, e.Session = f[0].Str, f[1].Str, f[2].Str, f[3].Str
 	switch f[4].Str {
 	case "user", "assistant":

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/panto-dev/panto/internal/agents"
 )
 
 // TestLineNumbers: an entry with no id of its own (a Codex message) is
@@ -101,5 +103,31 @@ func TestLastIndex(t *testing.T) {
 	}
 	if lastIndex([]byte("ab"), []byte("abc")) != -1 || lastIndex(nil, []byte("a")) != -1 {
 		t.Fatal("a key longer than b found")
+	}
+}
+
+// TestClaudeLineEarlyStop: a Claude Code line is read up to the fields
+// it needs: a compaction's mark after everything else (even after the
+// tool result's copy) still makes its summary a system text, the word in
+// a text is no mark, the fields in any order are read, and of a key said
+// twice the first counts (as gjson's Get).
+func TestClaudeLineEarlyStop(t *testing.T) {
+	head := `"uuid":"u1","timestamp":"2026-11-05T00:00:00.000Z","cwd":"/p","sessionId":"s"`
+	for _, c := range []struct {
+		name, line string
+		role, text string
+	}{
+		{"a compaction marked last", `{` + head + `,"type":"user","message":{"role":"user","content":"the summary"},"toolUseResult":{"stdout":"x"},"isCompactSummary":true}`, "system", "the summary"},
+		{"the mark's name in a text", `{` + head + `,"type":"user","message":{"role":"user","content":"about \"isCompactSummary\" keys"},"toolUseResult":{"stdout":"x"}}`, "user", `about "isCompactSummary" keys`},
+		{"type after the message", `{"message":{"role":"assistant","content":[{"type":"text","text":"hi"}]},` + head + `,"type":"assistant"}`, "assistant", "hi"},
+		{"no cwd", `{"uuid":"u1","type":"user","message":{"role":"user","content":"hello"},"toolUseResult":{}}`, "user", "hello"},
+		{"a message said twice", `{` + head + `,"type":"user","message":{"role":"user","content":"first"},"message":{"role":"user","content":"second"}}`, "user", "first"},
+		{"a progress line", `{` + head + `,"type":"progress","data":{"message":{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"sub"}]}}},"toolUseID":"t"}`, "assistant", "sub"},
+	} {
+		var e Entry
+		Extract(agents.Claude, []byte(c.line), &e)
+		if len(e.Pieces) != 1 || e.Pieces[0].Role != c.role || e.Pieces[0].Text != c.text {
+			t.Errorf("%s: pieces %+v, want one %s piece %q", c.name, e.Pieces, c.role, c.text)
+		}
 	}
 }
