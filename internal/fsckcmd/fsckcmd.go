@@ -153,7 +153,12 @@ func (g *grammar) run(proc cli.IO, out *bufio.Writer) int {
 	switch {
 	case err == nil:
 	case !errors.Is(err, context.Canceled):
-		return bits | fsck.BitError // a report could not be written
+		// A report could not be written: said, unless its reader left
+		// (a closed pipe ends the run quietly, in its bit alone).
+		if !cli.IsBrokenPipe(err) {
+			cli.Errorf(proc.Stderr, name, "%v", err)
+		}
+		return bits | fsck.BitError
 	case abandon:
 		cli.Errorf(proc.Stderr, name, "cancelled: the files not reported above were not checked")
 		return bits | fsck.BitCancelled
