@@ -255,28 +255,44 @@ func (c *converter) ocDatabase() error {
 
 // ocLoad reads a session of the database d as the options ask: with
 // Prompts but not Content, the parts of its user messages are read too, up
-// to the first message that holds a title (its body kept for ocMessage).
+// to the first message that holds a title (ocPrompts).
 func (c *converter) ocLoad(d *ocDB, row ocSessionRow) (*ocSession, error) {
 	s, err := d.load(row, c.opt.Content)
 	if err != nil || c.opt.Content || !c.opt.Prompts {
 		return s, err
 	}
+	return s, c.ocPrompts(s, func(m *ocMessage) (err error) {
+		m.parts, err = d.messageParts(s.id, m.id)
+		return err
+	})
+}
+
+// ocPrompts keeps the bodies of s's user messages up to the first that
+// holds a title, for ocMessage to give (Options.Prompts); parts, when not
+// nil, reads a message's parts first.
+func (c *converter) ocPrompts(s *ocSession, parts func(*ocMessage) error) error {
 	for i := range s.msgs {
 		m := &s.msgs[i]
 		if gjson.Get(m.data, "role").Str != "user" {
 			continue
 		}
-		if m.parts, err = d.messageParts(s.id, m.id); err != nil {
-			return nil, err
+		if parts != nil {
+			if err := parts(m); err != nil {
+				return err
+			}
 		}
 		m.body = slices.Clone(c.ocUserBody(m))
-		// TitleOf of the message as a panto line (of a user's role), which
-		// names the registry this is part of
-		if shortTitle(promptText(gjson.GetBytes(m.body, "content"), "text")) != "" {
+		if ocTitle(m.body) != "" {
 			break
 		}
 	}
-	return s, nil
+	return nil
+}
+
+// ocTitle is TitleOf of a user message's body as a panto line (which
+// names the registry this is part of).
+func ocTitle(body []byte) string {
+	return shortTitle(promptText(gjson.GetBytes(body, "content"), "text"))
 }
 
 // dbPath returns the file to open as the database r holds: path, when it

@@ -254,7 +254,27 @@ func (c *converter) ocStorage() error {
 	if s.created <= 0 && len(s.msgs) > 0 {
 		s.created = s.msgs[0].created
 	}
+	if c.opt.Prompts && !c.opt.Content {
+		c.ocPrompts(s, nil) // every part is read already
+	}
 	return c.ocEmit(s)
+}
+
+// ocStorageTitle is Title of a session of the storage/ tree: its first
+// prompt, in the message files beside it (the session's own file holds
+// none).
+func ocStorageTitle(src Source) string {
+	title := ""
+	done := errors.New("titled")
+	Read(src, OpenCode, Options{Prompts: true}, func(*Header) error { return nil }, func(e *Entry) error {
+		if e.Role == "user" && len(e.Body) > 0 {
+			if title = ocTitle(e.Body); title != "" {
+				return done
+			}
+		}
+		return nil
+	})
+	return title
 }
 
 // ocStream reads the JSON Lines `opencode run --format json` prints: one

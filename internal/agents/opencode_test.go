@@ -669,6 +669,11 @@ func TestOpenCodeStorage(t *testing.T) {
 		!strings.Contains(es[0][1], `"usage":{"input":5,"output":7,"cacheRead":1,"cacheWrite":2}`) {
 		t.Fatalf("%+v %q", hs, es)
 	}
+	// Its title is its first prompt, in its message files (the session's
+	// own file holds none): list --all, cost and search titled it "".
+	if got := Title(fileSource(t, path), OpenCode); got != "Hi" {
+		t.Errorf("Title %q, want Hi", got)
+	}
 	// One of its messages, given: refused, named.
 	_, _, _, err = ocRead(t, fileSource(t, filepath.Join(root, "message", "ses_S", "msg_s1.json")), Options{})
 	if !errors.Is(err, ErrNotALog) || !strings.Contains(err.Error(), "storage/ tree, not a session") {

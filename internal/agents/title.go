@@ -28,6 +28,11 @@ func Title(src Source, f Format) string {
 			return t
 		}
 	}
+	if f == OpenCode {
+		if kind, _ := ocDocKind(src); kind == "storage" {
+			return ocStorageTitle(src)
+		}
+	}
 	if a := Of(f); a != nil && a.docList != "" {
 		if doc, err := oneDocument(src); err == nil && doc {
 			return docTitle(src, a) // on one line or several, as its reader reads it
