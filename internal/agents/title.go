@@ -18,11 +18,18 @@ import (
 // message, a panto user message), at most TitleMax characters; "" when
 // none is found in the first titleLines lines or titleBytes bytes (a
 // bound: a title is never worth reading a whole log).
-func Title(src Source, f Format) string {
+func Title(src Source, f Format) string { return TitleStart(src, f, nil) }
+
+// TitleStart is Title of a log whose start (whole lines, read from its
+// offset 0) is in memory already: those lines are looked at where they
+// are, the rest read as Title reads them. Search asks the title of every
+// file it finds a hit in, whose start is in its buffer: read again
+// through Title's buffer, 64 KiB were copied for a title a few lines in.
+func TitleStart(src Source, f Format, start []byte) string {
 	if f == Codex {
 		if pages, _ := codexPages(src); pages != nil { // a paged rollout's title is its first page's
 			defer pages.close()
-			src.R, src.Size = pages, pages.size
+			src.R, src.Size, start = pages, pages.size, nil
 		}
 		if t, ok := codexForkTitle(src); ok { // a fork's own first prompt, not its parent's replayed
 			return t
@@ -38,10 +45,30 @@ func Title(src Source, f Format) string {
 			return docTitle(src, a) // on one line or several, as its reader reads it
 		}
 	}
+	limit := min(src.Size, titleBytes)
+	start = start[:min(int64(len(start)), limit)]
+	n, off := 0, 0 // lines looked at, and where the next begins
+	for ; n < titleLines; n++ {
+		i := bytes.IndexByte(start[off:], '\n')
+		if i < 0 {
+			break
+		}
+		line := start[off : off+i+1]
+		off += i + 1
+		if len(line) > titleBuf {
+			continue // as below: longer than the buffer
+		}
+		if t := titleOf(bytes.TrimSpace(line), f); t != "" {
+			return t
+		}
+	}
+	if n == titleLines || int64(off) >= limit {
+		return ""
+	}
 	br := titleReaders.Get().(*bufio.Reader)
-	br.Reset(io.NewSectionReader(src.R, 0, min(src.Size, titleBytes)))
+	br.Reset(io.NewSectionReader(src.R, int64(off), limit-int64(off)))
 	defer titleReaders.Put(br)
-	for range titleLines {
+	for ; n < titleLines; n++ {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			for err == bufio.ErrBufferFull { // a line longer than the buffer: no prompt worth a title
@@ -62,9 +89,12 @@ func Title(src Source, f Format) string {
 	return ""
 }
 
+// titleBuf is the size of Title's buffer: a longer line is passed over.
+const titleBuf = 64 << 10
+
 // titleReaders are Title's buffers, kept between calls: search asks the
 // title of every file it finds a hit in.
-var titleReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+var titleReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, titleBuf) }}
 
 // TitleMax bounds a title, in characters.
 const TitleMax = 80

@@ -926,8 +926,9 @@ func (w *worker) hit(e *Entry, p *Piece, spans [][2]int, lineNo int) *Hit {
 
 func (w *worker) title() string {
 	var r io.ReaderAt = w.f
+	var start []byte // the file's start, held: not read again
 	if w.cur != nil && w.curOff == 0 {
-		r = startReader{w.cur, w.f} // the file's start, held: not read again
+		r, start = startReader{w.cur, w.f}, w.cur
 	}
 	if w.meta.Format == agents.Panto {
 		t, _, _ := session.TitleOf(r, w.size)
@@ -940,7 +941,7 @@ func (w *worker) title() string {
 		// for its pages, once for each file with a hit
 		src.Path = ""
 	}
-	return agents.Title(src, w.meta.Format)
+	return agents.TitleStart(src, w.meta.Format, start)
 }
 
 // agentName is a format's agent, as hits say it.
