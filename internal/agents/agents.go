@@ -443,6 +443,21 @@ func firstLine(src Source) ([]byte, error) {
 	return line, err
 }
 
+// firstLineIn is firstLine of a log whose start is in memory, when start
+// holds that line whole (its newline too).
+func firstLineIn(start []byte) ([]byte, bool) {
+	for i := 0; ; {
+		nl := bytes.IndexByte(start[i:], '\n')
+		if nl < 0 {
+			return nil, false
+		}
+		if line := start[i : i+nl]; len(bytes.TrimSpace(line)) > 0 {
+			return line, true
+		}
+		i += nl + 1
+	}
+}
+
 // firstLineEnd is firstLine, with the offset just after the line.
 func firstLineEnd(src Source) ([]byte, int64, error) {
 	var buf []byte

@@ -1083,8 +1083,14 @@ func Paged(path string) bool {
 // its own first prompt, after the parent's history it replays, which
 // the reader's rule tells (replayEnds); ok is false for a rollout that
 // is no fork.
-func codexForkTitle(src Source) (title string, ok bool) {
-	first, _ := firstLine(src)
+func codexForkTitle(src Source, start []byte) (title string, ok bool) {
+	first, held := firstLineIn(start)
+	if !held {
+		first, _ = firstLine(src)
+	}
+	if !bytes.Contains(first, []byte(`"forked_from_id"`)) {
+		return "", false // no fork (a key no writer escapes): the line is not parsed
+	}
 	m := gjson.ParseBytes(first)
 	if m.Get("type").Str != "session_meta" || m.Get("payload.forked_from_id").Str == "" {
 		return "", false

@@ -31,7 +31,7 @@ func TitleStart(src Source, f Format, start []byte) string {
 			defer pages.close()
 			src.R, src.Size, start = pages, pages.size, nil
 		}
-		if t, ok := codexForkTitle(src); ok { // a fork's own first prompt, not its parent's replayed
+		if t, ok := codexForkTitle(src, start); ok { // a fork's own first prompt, not its parent's replayed
 			return t
 		}
 	}
