@@ -46,6 +46,10 @@ func peakHeap(f func()) uint64 {
 // no session id, keeps its heap small (SPEC §15: memory flat): telling
 // the log's format read that line whole, and so did finding its id to
 // leave its import out (hostile1 #5: 1.7 GB of RSS for a 200 MB line).
+// Under the race detector the line is 16 MB (the same way through the
+// code, raced) and the heap is not measured: 100 MB took 19 s of CPU there;
+// the plain build measures it (scripts/test runs this test without -race
+// too).
 func TestSearchLongFirstLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 100 MB")
@@ -59,7 +63,11 @@ func TestSearchLongFirstLine(t *testing.T) {
 	id := "11111111-2222-4333-8444-555555555555"
 	fmt.Fprintf(f, `{"parentUuid":null,"cwd":"/home/u","sessionId":%q,"type":"user","message":{"role":"user","content":"`, id)
 	chunk := bytes.Repeat([]byte(`a pasted file, line after line\n`), 1<<12)
-	for written := 0; written < 100<<20; written += len(chunk) {
+	size := 100 << 20
+	if raceBuild {
+		size = 16 << 20
+	}
+	for written := 0; written < size; written += len(chunk) {
 		f.Write(chunk)
 	}
 	f.WriteString(`the end: zqfirst"},"uuid":"aaaa","timestamp":"2026-11-01T00:00:00.000Z"}` + "\n")
@@ -81,7 +89,7 @@ func TestSearchLongFirstLine(t *testing.T) {
 		if want == 0 && !strings.Contains(stdout, `"session":"`+id+`"`) {
 			t.Errorf("%s: the hit is not the session's: %s", word, stdout)
 		}
-		if peak > 64<<20 {
+		if !raceBuild && peak > 64<<20 {
 			t.Errorf("%s: heap in use reached %d MB searching a log whose first line is 100 MB", word, peak>>20)
 		}
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package logcmd
+
+const raceBuild = false
