@@ -1,0 +1,5 @@
+//go:build !race
+
+package pricing
+
+const raceBuild = false
