@@ -163,6 +163,7 @@ func (g *grammar) run(proc cli.IO, out *bufio.Writer) int {
 		cli.Errorf(proc.Stderr, name, "cancelled: the files not reported above were not checked")
 		return bits | fsck.BitCancelled
 	case emitted < len(files): // a repair: files left unstarted
+		cli.Errorf(proc.Stderr, name, "cancelled: the files in hand were finished; %d of %d not checked (run it again)", len(files)-emitted, len(files))
 		bits |= fsck.BitCancelled
 	}
 	if progress {
