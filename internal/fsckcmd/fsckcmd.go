@@ -235,6 +235,9 @@ func checkReport(label string, r io.Reader) *fsck.Report {
 
 func (g *grammar) report(proc cli.IO, out *bufio.Writer, r *fsck.Report, n int) int {
 	if err := g.emit(proc, out, r); err != nil {
+		if !cli.IsBrokenPipe(err) { // a reader that left is no error to say
+			cli.Errorf(proc.Stderr, name, "%v", err)
+		}
 		return r.Bits | fsck.BitError
 	}
 	if !g.Quiet {
