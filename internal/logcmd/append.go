@@ -140,10 +140,18 @@ func (c *appendCmd) run(ctx context.Context, st store.Store, proc cli.IO, out io
 				fmt.Fprintln(out, session.Classify(line[:len(line)-1]).ID)
 			}
 		}
-		return nil
+	default:
+		out.Write(res.Lines)
 	}
-	_, err = out.Write(res.Lines)
-	return err
+	// The entries are in the session: a report that cannot be printed
+	// (a full disk; a closed pipe stays quiet) must not read as an append
+	// that failed, which a caller would make again.
+	if f, ok := out.(interface{ Flush() error }); ok {
+		if err := f.Flush(); err != nil {
+			return exitcode.New(exitcode.Failure, fmt.Errorf("appended %d entries to %s, but could not print them: %w: they are in the session, do not append them again", bytes.Count(res.Lines, []byte("\n")), c.File, err))
+		}
+	}
+	return nil
 }
 
 // toolResults builds one user message of tool results (ID=FILE each, the
