@@ -399,7 +399,21 @@ type input struct {
 // session, oldest first.
 func (g *grammar) files(st store.Store, proc cli.IO) ([]input, error) {
 	var out []input
+	seen := map[[2]uint64]bool{}
 	add := func(path string, err error) error {
+		// A file named twice (DIR and DIR/x.jsonl; x.jsonl and ./x.jsonl;
+		// --all and a path) is checked once: two workers repairing it at
+		// once found it "busy", held by the other, and said a writer
+		// held it (bit 2).
+		if fi, serr := os.Stat(path); err == nil && serr == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				key := [2]uint64{uint64(st.Dev), st.Ino}
+				if seen[key] {
+					return nil
+				}
+				seen[key] = true
+			}
+		}
 		out = append(out, input{path, err})
 		return nil
 	}
