@@ -261,6 +261,7 @@ func (c *searchCmd) sources(st store.Store, proc cli.IO, warn func(string, error
 		roots = agents.Places(a.Format, proc.Getenv)
 	}
 	var files []fsearch.File
+	seen := map[[2]uint64]bool{}
 	add := func(path string, err error) error {
 		if err != nil {
 			warn(path, err)
@@ -270,6 +271,16 @@ func (c *searchCmd) sources(st store.Store, proc cli.IO, warn func(string, error
 		if err != nil {
 			warn(path, err)
 			return nil
+		}
+		// A file met twice (--path f --path ./f, a folder and a file in
+		// it, places that overlap) is searched once: its hits were given
+		// twice.
+		if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+			key := [2]uint64{uint64(sys.Dev), sys.Ino}
+			if seen[key] {
+				return nil
+			}
+			seen[key] = true
 		}
 		if !fi.Mode().IsRegular() && slices.Contains(c.Path, path) {
 			// a FIFO or device named by --path: said, exit 3 (one found
