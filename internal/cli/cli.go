@@ -181,7 +181,14 @@ func IsBrokenPipe(err error) bool {
 func Buffered(name string, proc IO, body func(out *bufio.Writer) (int, error)) int {
 	out := bufio.NewWriterSize(proc.Stdout, 64<<10)
 	code, err := body(out)
-	if ferr := out.Flush(); err == nil && ferr != nil {
+	// What could not be written is said even when the body had an error
+	// of its own (push --status's "do not agree", exit 1, hid that its
+	// table never reached a full disk): both, the write's exit 3 last. A
+	// reader that left is said by neither.
+	if ferr := out.Flush(); ferr != nil && (err == nil || !IsBrokenPipe(ferr)) {
+		if err != nil {
+			Fail(proc.Stderr, name, err)
+		}
 		err = exitcode.New(exitcode.Failure, ferr)
 	}
 	if err != nil {
