@@ -85,6 +85,16 @@ func Parse(name, help string, grammar any, args []string, proc IO, vars kong.Var
 		err = repeated(ctx)
 	}
 	if err != nil {
+		// --help or --version whose output could not be written: an
+		// operational failure (3), or, for a reader that left, none.
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Op == "write" {
+			if IsBrokenPipe(err) {
+				return nil, exitcode.OK, true
+			}
+			Errorf(proc.Stderr, name, "%v", err)
+			return nil, exitcode.Failure, true
+		}
 		help := name
 		if ctx != nil && ctx.Selected() != nil {
 			help += " " + ctx.Selected().Path()
@@ -252,7 +262,9 @@ type VersionFlag bool
 
 // BeforeReset prints the version line and ends the command.
 func (VersionFlag) BeforeReset(app *kong.Kong) error {
-	fmt.Fprintln(app.Stdout, VersionLine(app.Model.Name))
+	if _, err := fmt.Fprintln(app.Stdout, VersionLine(app.Model.Name)); err != nil {
+		return err // said by Parse (exit 3), unless its reader left
+	}
 	app.Exit(0)
 	return nil
 }

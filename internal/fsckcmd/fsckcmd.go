@@ -67,8 +67,11 @@ func Run(args []string, proc cli.IO) int {
 	var g grammar
 	_, code, done := cli.Parse(name, "Check session files and repair them after crashes (read-only unless --repair).", &g, args, proc, nil)
 	if done {
-		if code == 2 {
+		switch code {
+		case exitcode.Usage:
 			return fsck.BitUsage
+		case exitcode.Failure: // --help or --version not written
+			return fsck.BitError
 		}
 		return code
 	}
