@@ -83,6 +83,11 @@ func stateOfDB(path string) (fileState, error) {
 // openOpenCode opens the OpenCode database at path for reading (see
 // above). The caller closes it.
 func openOpenCode(path string) (*ocDB, error) {
+	// Its -wal is beside the file itself, not beside a symbolic link to
+	// it (SQLite names the WAL after the file it resolves).
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	st, err := stateOfDB(path)
 	if err != nil {
 		return nil, err
