@@ -80,6 +80,17 @@ func stateOfDB(path string) (fileState, error) {
 	return s, nil
 }
 
+// WALOf is the write-ahead log SQLite keeps for the database at path:
+// beside the file itself, a symbolic link to it resolved (a WAL looked for
+// beside the link is never there, and the database's newest commits, in
+// it, were missed).
+func WALOf(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	return path + "-wal"
+}
+
 // openOpenCode opens the OpenCode database at path for reading (see
 // above). The caller closes it.
 func openOpenCode(path string) (*ocDB, error) {

@@ -74,7 +74,7 @@ func walOf(path string) walState {
 	if !strings.HasSuffix(path, ".db") {
 		return walState{}
 	}
-	fi, err := os.Stat(path + "-wal")
+	fi, err := os.Stat(agents.WALOf(path))
 	if err != nil {
 		return walState{}
 	}

@@ -250,7 +250,7 @@ func (p *prepared) prepare(st store.Store, from agents.Format, what, cache strin
 		sum := sha256.Sum256([]byte(st.Where() + "\x00" + what + "\x00" + abs))
 		p.mark = filepath.Join(cache, hex.EncodeToString(sum[:12]))
 		p.state = fmt.Sprintf("%+v\n", stateOf(fi))
-		if wi, err := os.Stat(abs + "-wal"); err == nil {
+		if wi, err := os.Stat(agents.WALOf(abs)); err == nil {
 			// A database's newest writes are in its write-ahead log.
 			p.state = fmt.Sprintf("%+v wal %+v\n", stateOf(fi), stateOf(wi))
 		}

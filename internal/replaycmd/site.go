@@ -565,7 +565,7 @@ func sourceStat(src string) (size, mod int64, err error) {
 	}
 	size, mod = fi.Size(), fi.ModTime().UnixNano()
 	if several {
-		if w, err := os.Stat(file + "-wal"); err == nil {
+		if w, err := os.Stat(agents.WALOf(file)); err == nil {
 			size, mod = size+w.Size(), max(mod, w.ModTime().UnixNano())
 		}
 	}
