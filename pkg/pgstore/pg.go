@@ -355,6 +355,18 @@ func pgTime(b []byte) time.Time {
 // that does not grow with the session: the header, then the entry lines in
 // order, all from one snapshot.
 func (p *PG) Open(ctx context.Context, name string) (store.Reader, error) {
+	return p.spoolRead(ctx, func(tx pgx.Tx, r *spool) error {
+		id, err := p.resolve(ctx, tx, name, "", true)
+		if err != nil {
+			return err
+		}
+		return p.copyOut(ctx, tx, id, r)
+	})
+}
+
+// spoolRead returns what fill writes, in one read-only snapshot, to a
+// spool: an unnamed temporary file, closed on every failure.
+func (p *PG) spoolRead(ctx context.Context, fill func(pgx.Tx, *spool) error) (store.Reader, error) {
 	f, err := os.CreateTemp("", "panto-session-*")
 	if err != nil {
 		return nil, err
@@ -363,21 +375,16 @@ func (p *PG) Open(ctx context.Context, name string) (store.Reader, error) {
 	r := &spool{File: f}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.ready(ctx); err != nil {
-		return nil, err
+	err = p.ready(ctx)
+	if err == nil {
+		err = pgx.BeginTxFunc(ctx, p.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+			return fill(tx, r)
+		})
 	}
-	err = pgx.BeginTxFunc(ctx, p.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		id, err := p.resolve(ctx, tx, name, "", true)
-		if err != nil {
-			return err
-		}
-		return p.copyOut(ctx, tx, id, r)
-	})
+	if err == nil {
+		_, err = f.Seek(0, 0)
+	}
 	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if _, err := f.Seek(0, 0); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -420,3 +420,34 @@ func TestColumns(t *testing.T) {
 		t.Fatal("the lines are not the file's")
 	}
 }
+
+// TestOpenClosedStore: a read of a store closed already fails, and leaves
+// no file open behind it (the spool each read makes was closed only when
+// the read itself failed, not when the connection could not be had).
+func TestOpenClosedStore(t *testing.T) {
+	ctx := context.Background()
+	p, err := Open(ctx, testDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	before := fds()
+	for range 20 {
+		if _, err := p.Open(ctx, "x"); err == nil {
+			t.Fatal("Open of a closed store: no error")
+		}
+		if _, err := p.OpenCandidates(ctx, "x", []int64{1}); err == nil {
+			t.Fatal("OpenCandidates of a closed store: no error")
+		}
+	}
+	if after := fds(); after > before+2 {
+		t.Fatalf("%d files open after 40 failed reads, %d before", after, before)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -127,29 +126,9 @@ var headEntries = int64(max(64, session.TitleLines))
 // Open checks them (each one complete JSON object, of its row's id and
 // parent); the rest of the session is not read.
 func (p *PG) OpenCandidates(ctx context.Context, id string, seqs []int64) (store.Reader, error) {
-	f, err := os.CreateTemp("", "panto-session-*")
-	if err != nil {
-		return nil, err
-	}
-	os.Remove(f.Name())
-	r := &spool{File: f}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.ready(ctx); err != nil {
-		f.Close()
-		return nil, err
-	}
-	err = pgx.BeginTxFunc(ctx, p.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	return p.spoolRead(ctx, func(tx pgx.Tx, r *spool) error {
 		return p.copyCandidates(ctx, tx, id, seqs, r)
 	})
-	if err == nil {
-		_, err = f.Seek(0, 0)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return r, nil
 }
 
 func (p *PG) copyCandidates(ctx context.Context, tx pgx.Tx, id string, seqs []int64, w *spool) error {
