@@ -786,7 +786,7 @@ func codexJoin(src Source, self, thread string, fresh bool) (*pagesReader, error
 	for _, path := range paths {
 		_, page, _ := codexPageName(filepath.Base(path))
 		var first []byte
-		if path == self {
+		if samePath(path, self) {
 			first, _ = firstLine(src)
 		} else if f, err := openRegular(path); err == nil {
 			if fi, err := f.Stat(); err == nil {
@@ -826,7 +826,7 @@ func codexJoin(src Source, self, thread string, fresh bool) (*pagesReader, error
 	r := &pagesReader{root: pages[0].path}
 	for i, pg := range pages {
 		var part pagePart
-		if pg.path == self {
+		if samePath(pg.path, self) {
 			part.r, part.size = src.R, src.Size
 		} else {
 			f, err := openRegular(pg.path)
@@ -864,7 +864,25 @@ func codexThreadFiles(path, thread string, fresh bool) []string {
 	if root := codexDayRoot(dir); root != "" {
 		return codexTree(root, fresh)[thread]
 	}
+	// A day directory named relatively ("." or "01" from within it):
+	// its path says it only once made absolute.
+	if abs, err := filepath.Abs(dir); err == nil && abs != dir {
+		if root := codexDayRoot(abs); root != "" {
+			return codexTree(root, fresh)[thread]
+		}
+	}
 	return codexDir(dir)[thread]
+}
+
+// samePath reports whether a and b name the same path, one relative and
+// the other absolute included.
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	aa, err1 := filepath.Abs(a)
+	ab, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == ab
 }
 
 // codexDayRoot is the sessions tree a day directory (…/YYYY/MM/DD) is in,
