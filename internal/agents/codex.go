@@ -864,9 +864,16 @@ func codexThreadFiles(path, thread string, fresh bool) []string {
 	if root := codexDayRoot(dir); root != "" {
 		return codexTree(root, fresh)[thread]
 	}
-	// A day directory named relatively ("." or "01" from within it):
-	// its path says it only once made absolute.
-	if abs, err := filepath.Abs(dir); err == nil && abs != dir {
+	// A day directory named relatively ("." or "01" from within it), or
+	// by a symbolic link to it: its path says it only once made absolute,
+	// the link resolved.
+	if abs, err := filepath.Abs(dir); err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		if abs == dir {
+			return codexDir(dir)[thread]
+		}
 		if root := codexDayRoot(abs); root != "" {
 			return codexTree(root, fresh)[thread]
 		}
