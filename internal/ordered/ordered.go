@@ -12,9 +12,31 @@ package ordered
 
 import (
 	"context"
+	"fmt"
 	"iter"
+	"runtime/debug"
 	"sync"
 )
+
+// A Panic is what a work's or produce's panic is raised with on the
+// caller's goroutine: the value it panicked with and the stack of the
+// goroutine that panicked, which the caller's own stack does not show.
+type Panic struct {
+	Value any
+	Stack []byte
+}
+
+// Error gives the value and the stack where it panicked: what a crash
+// prints.
+func (p *Panic) Error() string {
+	return fmt.Sprintf("%v\n\ngoroutine of the panic:\n%s", p.Value, p.Stack)
+}
+
+// Unwrap is the value when it is an error.
+func (p *Panic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}
 
 // Run calls produce, which sends items one at a time; each item is given
 // to work on one of workers goroutines, and then to emit, on the caller's
@@ -30,7 +52,8 @@ import (
 // sent is still worked on and emitted, and Run returns produce's error.
 // Items sent but not emitted when the run stops early are worked on or
 // not, never emitted. A panic in produce, work or emit is raised again on
-// the caller's goroutine. When Run returns, every goroutine it started has
+// the caller's goroutine (produce's and work's as a *Panic holding the
+// stack of their own goroutine). When Run returns, every goroutine it started has
 // ended.
 func Run[T any](ctx context.Context, workers int, produce func(send func(T) bool) error, work func(T), emit func(T) error) error {
 	return Stream(ctx, Options{Workers: workers}, produce,
@@ -86,7 +109,8 @@ const resultsBuffer = 4
 //
 // A panic in produce, work or emit is raised again on the caller's
 // goroutine (a work's panic where emit ranges over its results, after
-// those it yielded). When Stream returns, every goroutine it started has
+// those it yielded; produce's and work's as a *Panic holding the stack of
+// their own goroutine). When Stream returns, every goroutine it started has
 // ended, except with o.Abandon (see Options).
 func Stream[T, R any](ctx context.Context, o Options, produce func(send func(T) bool) error, work func(item T, yield func(R) bool), emit func(item T, results iter.Seq[R]) error) (err error) {
 	workers := max(o.Workers, 1)
@@ -120,7 +144,7 @@ func Stream[T, R any](ctx context.Context, o Options, produce func(send func(T) 
 		defer close(todo)
 		defer func() {
 			if p := recover(); p != nil {
-				producePanic = p
+				producePanic = &Panic{Value: p, Stack: debug.Stack()}
 				cancel()
 			}
 		}()
@@ -152,7 +176,7 @@ func Stream[T, R any](ctx context.Context, o Options, produce func(send func(T) 
 					defer close(s.out)
 					defer func() {
 						if p := recover(); p != nil {
-							s.panicked = p
+							s.panicked = &Panic{Value: p, Stack: debug.Stack()}
 						}
 					}()
 					work(s.item, func(r R) bool {

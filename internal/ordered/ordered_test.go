@@ -1,10 +1,13 @@
 package ordered
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,9 +166,23 @@ func TestCancel(t *testing.T) {
 	settled(t, base)
 }
 
-// panics runs f and returns what it panicked with.
+// panics runs f and returns what it panicked with: a *Panic's value,
+// when its stack names the goroutine that panicked (work or produce, run
+// by the test's functions). A work's or produce's panic raised bare (the
+// tests' values say whose they are) is returned marked as such.
 func panics(f func()) (p any) {
-	defer func() { p = recover() }()
+	defer func() {
+		p = recover()
+		if v, ok := p.(string); ok && (strings.HasPrefix(v, "work") || strings.HasPrefix(v, "produce")) {
+			p = "raised without its stack: " + v
+		}
+		if pp, ok := p.(*Panic); ok {
+			p = pp.Value
+			if !bytes.Contains(pp.Stack, []byte("ordered.Test")) || !strings.Contains(pp.Error(), fmt.Sprint(pp.Value)) {
+				p = fmt.Sprintf("%v, with a stack not of its own goroutine:\n%s", pp.Value, pp.Stack)
+			}
+		}
+	}()
 	f()
 	return nil
 }
