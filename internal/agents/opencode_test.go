@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/panto-dev/panto/internal/memtest"
 	"github.com/panto-dev/panto/pkg/session"
 	"github.com/tidwall/gjson"
 )
@@ -596,34 +596,19 @@ func TestOpenCodeExportMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(path)
-	var peak uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
-	go func() {
-		defer close(done)
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			peak = max(peak, m.HeapInuse)
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
 	n := 0
-	_, _, err := Read(fileSource(t, path), OpenCode, Options{}, func(*Header) error { return nil }, func(e *Entry) error {
-		if e.Reply != nil {
-			n++
-		}
-		return nil
+	var err error
+	peak := memtest.PeakHeap(func() {
+		_, _, err = Read(fileSource(t, path), OpenCode, Options{}, func(*Header) error { return nil }, func(e *Entry) error {
+			if e.Reply != nil {
+				n++
+			}
+			return nil
+		})
 	})
-	close(stop)
-	<-done
 	if err != nil || n != messages+1 {
 		t.Fatalf("%d replies, %v", n, err)
 	}

@@ -5,41 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-)
 
-// peakHeap runs f and returns the most heap in use while it ran, looked
-// at every millisecond.
-func peakHeap(f func()) uint64 {
-	var peak uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tk := time.NewTicker(time.Millisecond)
-		defer tk.Stop()
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.HeapInuse)
-			}
-		}
-	}()
-	runtime.GC()
-	f()
-	close(stop)
-	wg.Wait()
-	return peak
-}
+	"github.com/panto-dev/panto/internal/memtest"
+)
 
 // TestSearchLongFirstLine: panto-log search of a log whose first line is
 // 100 MB (a pasted file in the first prompt), in a file whose name holds
@@ -77,7 +47,7 @@ func TestSearchLongFirstLine(t *testing.T) {
 	for _, word := range []string{"zqfirst", "zqreply", "zqnothing"} {
 		var code int
 		var stdout, stderr string
-		peak := peakHeap(func() { code, stdout, stderr = run(t, dir, env, "search", word, "--path", p) })
+		peak := memtest.PeakHeap(func() { code, stdout, stderr = run(t, dir, env, "search", word, "--path", p) })
 		t.Logf("%s: heap in use at most %d MB", word, peak>>20)
 		want := 0
 		if word == "zqnothing" {

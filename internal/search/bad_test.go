@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/panto-dev/panto/internal/memtest"
 )
 
 // TestLimitAfterFilters: --limit 1 --agent codex finds the Codex hit
@@ -109,29 +110,11 @@ func TestHugeLine(t *testing.T) {
 	fmt.Fprintln(f, lines[3])
 	f.Close()
 
-	var peak uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tk := time.NewTicker(time.Millisecond)
-		defer tk.Stop()
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.HeapInuse)
-			}
-		}
-	}()
-	runtime.GC()
-	hits, sum := search(t, []File{{Path: p}}, []string{`zqhuge "found"`}, nil, Smart, Options{})
-	close(stop)
-	wg.Wait()
+	var hits []*Hit
+	var sum Summary
+	peak := memtest.PeakHeap(func() {
+		hits, sum = search(t, []File{{Path: p}}, []string{`zqhuge "found"`}, nil, Smart, Options{})
+	})
 	t.Logf("read %d MB, heap in use at most %d MB", sum.Bytes>>20, peak>>20)
 	if len(hits) != 1 || hits[0].Kind != KindToolResult || hits[0].Role != "tool" || hits[0].Entry != "bbbb" || !strings.Contains(hits[0].Snippet, `zqhuge "found"`) {
 		t.Fatalf("hits %+v: want the tool result", hits)

@@ -5,41 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-)
 
-// peakHeap runs f and returns the most heap in use while it ran, sampled
-// every millisecond.
-func peakHeap(f func()) uint64 {
-	var peak uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tk := time.NewTicker(time.Millisecond)
-		defer tk.Stop()
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.HeapInuse)
-			}
-		}
-	}()
-	runtime.GC()
-	f()
-	close(stop)
-	wg.Wait()
-	return peak
-}
+	"github.com/panto-dev/panto/internal/memtest"
+)
 
 // TestHugeGeminiChat: a Gemini CLI chat of 200 MB, one JSON document, is
 // searched in flat memory whether written over lines (as Gemini CLI
@@ -89,7 +59,7 @@ func TestHugeGeminiChat(t *testing.T) {
 
 		var hits []*Hit
 		var sum Summary
-		peak := peakHeap(func() { hits, sum = search(t, []File{{Path: p}}, []string{`zqhugé "found"`}, nil, Smart, Options{}) })
+		peak := memtest.PeakHeap(func() { hits, sum = search(t, []File{{Path: p}}, []string{`zqhugé "found"`}, nil, Smart, Options{}) })
 		t.Logf("pretty %v: read %d MB, heap in use at most %d MB", pretty, sum.Bytes>>20, peak>>20)
 		if len(hits) != 1 || hits[0].Agent != "gemini" || hits[0].Session != id || hits[0].Role != "assistant" || hits[0].Kind != KindText || !strings.Contains(hits[0].Snippet, `zqhugé "found"`) {
 			t.Fatalf("pretty %v: hits %+v (skipped %v): want the last reply", pretty, hits, sum.Skipped)
