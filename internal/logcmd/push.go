@@ -25,11 +25,20 @@ type pushCmd struct {
 	JSON   bool          `help:"With --follow or --once: one JSON line per committed batch on stdout; with --status: one JSON object per session."`
 	Poll   time.Duration `help:"With --follow: look at every file every DURATION instead of watching for changes (file systems without inotify)." placeholder:"DURATION"`
 	Force  bool          `help:"With --follow or --once: cut, into panto_cuts, the entries a session holds in the database beyond where its file parts from it that no follower committed (appended in the database since)."`
-	Jobs   int           `help:"Without --follow, --once or --status: how many sessions to send at once, each in a transaction of its own over a connection of its own (the server indexes each on a core of its own)." default:"4" placeholder:"N"`
+	Jobs   *int          `help:"Without --follow, --once or --status: how many sessions to send at once, each in a transaction of its own over a connection of its own (the server indexes each on a core of its own); 4 when not given." placeholder:"N"`
 }
 
-// maxJobs bounds --jobs: each job is a connection of the server's.
-const maxJobs = 32
+// maxJobs bounds --jobs: each job is a connection of the server's;
+// defaultJobs is push's without it.
+const maxJobs, defaultJobs = 32, 4
+
+// jobs is how many sessions a push sends at once.
+func (c *pushCmd) jobs() int {
+	if c.Jobs == nil {
+		return defaultJobs
+	}
+	return *c.Jobs
+}
 
 func (c *pushCmd) validate() error {
 	switch {
@@ -41,8 +50,10 @@ func (c *pushCmd) validate() error {
 		return exitcode.Usagef("--follow and --once: give one")
 	case !c.Status && !c.Follow && !c.Once && (c.JSON || c.Poll != 0):
 		return exitcode.Usagef("--json and --poll go with --follow, --once or --status")
-	case c.Jobs < 1 || c.Jobs > maxJobs:
-		return exitcode.Usagef("--jobs %d: give 1 to %d", c.Jobs, maxJobs)
+	case c.Jobs != nil && (c.Status || c.Follow || c.Once):
+		return exitcode.Usagef("--jobs goes with a push, not with --follow, --once or --status")
+	case c.jobs() < 1 || c.jobs() > maxJobs:
+		return exitcode.Usagef("--jobs %d: give 1 to %d", c.jobs(), maxJobs)
 	}
 	return nil
 }
@@ -76,7 +87,7 @@ func (c *pushCmd) run(ctx context.Context, st store.Store, proc cli.IO) error {
 	if err != nil {
 		return err
 	}
-	pool := newConns(c.To, db, c.Jobs)
+	pool := newConns(c.To, db, c.jobs())
 	defer pool.close()
 	paths := c.Paths
 	if len(paths) == 0 {
@@ -117,7 +128,7 @@ func (c *pushCmd) run(ctx context.Context, st store.Store, proc cli.IO) error {
 	}
 	// Every session is pushed or said to fail (a SIGINT cancels ctx: the
 	// pushes under way roll back, the others fail at once), as in order.
-	ordered.Run(context.Background(), c.Jobs, produce, work, func(j *job) error {
+	ordered.Run(context.Background(), c.jobs(), produce, work, func(j *job) error {
 		if j.err != nil {
 			failed++
 			cli.Errorf(proc.Stderr, name, "push %s: %v", j.path, j.err)
