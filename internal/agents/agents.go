@@ -402,17 +402,9 @@ func Read(src Source, f Format, opt Options, header func(*Header) error, entry f
 func ReadContext(ctx context.Context, src Source, f Format, opt Options, header func(*Header) error, entry func(*Entry) error) (Format, *Stats, error) {
 	st := &Stats{}
 	if f == Unknown {
-		first, end, err := firstLineEnd(src)
-		if err != nil {
+		var err error
+		if f, err = readFormat(src); err != nil {
 			return f, st, err
-		}
-		if f, err = headFormat(first, after(src.R, src.Size, end)); err != nil {
-			return f, st, err
-		}
-		if f == Unknown && !isObject(bytes.TrimSpace(first)) {
-			if f, err = whole(src.R, src.Size); err != nil {
-				return f, st, err
-			}
 		}
 		if f == Unknown || f == Panto {
 			return f, st, ErrNotALog
@@ -433,6 +425,32 @@ func ReadContext(ctx context.Context, src Source, f Format, opt Options, header 
 		return f, st, &NotReadError{a}
 	}
 	return f, st, a.read(c)
+}
+
+// readFormat tells the format Read reads src in, told by its first line
+// (one longer than sniffLook by its start when that starts an agent's
+// document), else as a whole file: Unknown or Panto when none.
+func readFormat(src Source) (Format, error) {
+	first, end, err := firstLineLook(src)
+	if err != nil {
+		return Unknown, err
+	}
+	if end < 0 { // a first line longer than the look
+		if f := DocFormat(first); f != Unknown {
+			return f, nil
+		}
+		if first, end, err = firstLineEnd(src); err != nil {
+			return Unknown, err
+		}
+	}
+	f, err := headFormat(first, after(src.R, src.Size, end))
+	if err != nil {
+		return f, err
+	}
+	if f == Unknown && !isObject(bytes.TrimSpace(first)) {
+		return whole(src.R, src.Size)
+	}
+	return f, nil
 }
 
 // firstLine returns the first line of src that is not blank (without
@@ -960,9 +978,53 @@ func (c *converter) next() (int, int64, []byte, error) {
 // not blank. What is not a JSON object there is left to panto's reader to
 // report (a corrupt line); an empty log is panto's too.
 func Sniff(r io.ReaderAt, size int64) (Format, error) {
-	first, end, err := firstLineEnd(Source{R: r, Size: size})
+	first, end, err := firstLineLook(Source{R: r, Size: size})
 	if err != nil || first == nil {
 		return Panto, err // nothing: panto's reader reports it
+	}
+	if end < 0 {
+		return longFirst(r, size, first) // a document on one line, most likely
+	}
+	return sniffFirst(r, size, first, end)
+}
+
+// sniffLook is how much of a log's first line the format is first told
+// from: a longer line is held whole only when it starts no agent's JSON
+// document (a line of a JSON Lines log with a long prompt). A variable
+// for the tests, which tell every log with a small look too.
+var sniffLook int64 = 1 << 20
+
+// firstLineLook is firstLineEnd of src reading at most sniffLook bytes
+// for a first line that goes on past them: then it returns the line's
+// start read so far, and end -1. A chat of 200 MB on one line (jq -c,
+// json.dump) is not held whole to tell its format; its reader streams it.
+func firstLineLook(src Source) ([]byte, int64, error) {
+	if src.Size <= sniffLook {
+		return firstLineEnd(src)
+	}
+	first, end, err := firstLineEnd(Source{R: src.R, Size: sniffLook})
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case first == nil: // a MiB of blank lines first
+		return firstLineEnd(src)
+	case end >= sniffLook && !endsLine(src, end): // (the reads may pass the look)
+		return first, -1, nil
+	}
+	return first, end, nil
+}
+
+// longFirst tells the format of r, whose first line that is not blank is
+// longer than sniffLook and begins with first: an agent's JSON document
+// when its start says so (DocFormat, what search tells such a file by),
+// else by the whole line, as any other.
+func longFirst(r io.ReaderAt, size int64, first []byte) (Format, error) {
+	if f := DocFormat(first); f != Unknown {
+		return f, nil
+	}
+	first, end, err := firstLineEnd(Source{R: r, Size: size})
+	if err != nil || first == nil {
+		return Panto, err
 	}
 	return sniffFirst(r, size, first, end)
 }
@@ -1040,6 +1102,13 @@ func sniffAny(r io.ReaderAt, size int64, first []byte, end int64) (Format, error
 // another tool. For import and fsck, which must not take what is no
 // session for one.
 func Identify(r io.ReaderAt, size int64) (Format, error) {
+	if first, end, err := firstLineLook(Source{R: r, Size: size}); err != nil {
+		return Unknown, err
+	} else if end < 0 {
+		if f := DocFormat(first); f != Unknown {
+			return f, nil // a document on one line: not read as a line
+		}
+	}
 	f, err := identifyLines(r, size)
 	if err != nil || f != Unknown {
 		return f, err
