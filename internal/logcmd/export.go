@@ -44,11 +44,38 @@ func (c *exportCmd) run(ctx context.Context, st store.Store, out io.Writer) erro
 		// of its own to copy; its panto session, as an import writes it.
 		return exportConverted(name, r, out)
 	}
-	w := &wholeLines{w: out}
-	if _, err := io.Copy(w, r); err != nil {
+	end, err := linesEnd(r, r.Size())
+	if err == nil {
+		_, err = io.Copy(out, io.NewSectionReader(r, 0, end))
+	}
+	if err != nil {
 		return exitcode.Failuref("export %s: %w", c.Session, err)
 	}
 	return nil
+}
+
+// linesEnd is where the complete lines of r's first size bytes end: after
+// its last newline (0 when none), looked for from the end a chunk at a
+// time. What follows, a torn tail, never leaves; and a line is never held
+// to be told complete (a chat of 200 MB on one line took 982 MB to
+// export, held until its newline came).
+func linesEnd(r io.ReaderAt, size int64) (int64, error) {
+	buf := make([]byte, min(size, 64<<10))
+	for end := size; end > 0; {
+		off := max(0, end-int64(len(buf)))
+		n, err := r.ReadAt(buf[:end-off], off)
+		if n < int(end-off) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF // the file was cut while read
+			}
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return off + int64(i) + 1, nil
+		}
+		end = off
+	}
+	return 0, nil
 }
 
 // exportConverted writes the panto session of the one session r's log
@@ -71,30 +98,4 @@ func exportConverted(name string, r store.Reader, out io.Writer) error {
 		return exitcode.Failuref("export %s: %w", name, err)
 	}
 	return nil
-}
-
-// wholeLines passes on what ends in a newline and holds back the rest: a
-// torn tail never leaves.
-type wholeLines struct {
-	w    io.Writer
-	held []byte
-}
-
-func (h *wholeLines) Write(p []byte) (int, error) {
-	i := bytes.LastIndexByte(p, '\n')
-	if i < 0 {
-		h.held = append(h.held, p...)
-		return len(p), nil
-	}
-	if len(h.held) > 0 {
-		if _, err := h.w.Write(h.held); err != nil {
-			return 0, err
-		}
-		h.held = h.held[:0]
-	}
-	if _, err := h.w.Write(p[:i+1]); err != nil {
-		return 0, err
-	}
-	h.held = append(h.held, p[i+1:]...)
-	return len(p), nil
 }
