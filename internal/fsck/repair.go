@@ -1,6 +1,7 @@
 package fsck
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -106,6 +107,24 @@ func (a *Analysis) plan(policy string) plan {
 	return p
 }
 
+// longFirstLine reports whether r's first line goes on past its first
+// MiB, read a chunk at a time up to the first newline.
+func longFirstLine(r io.ReaderAt, size int64) bool {
+	const look = 1 << 20
+	if size <= look {
+		return false
+	}
+	var buf [32 << 10]byte
+	for off := int64(0); off < look; {
+		n, err := r.ReadAt(buf[:], off)
+		if bytes.IndexByte(buf[:n], '\n') >= 0 || err != nil {
+			return false
+		}
+		off += int64(n)
+	}
+	return true
+}
+
 // Run checks the file at path and, as o asks, repairs it.
 func Run(path string, o Options) *Report {
 	r := &Report{Path: path, Findings: []Finding{}}
@@ -164,6 +183,21 @@ func Run(path string, o Options) *Report {
 			}
 		}
 		src = rf
+	}
+	if ra, ok := src.(interface {
+		io.ReaderAt
+		Size() int64
+	}); ok && o.Foreign != nil && longFirstLine(ra, ra.Size()) {
+		// No panto header is a MiB long: another agent's log (a chat of
+		// 200 MB on one line) is told before check holds the line whole.
+		if format, note, damaged := o.Foreign(ra, ra.Size()); format != "" {
+			r.BytesBefore, r.BytesAfter = ra.Size(), ra.Size()
+			r.Status, r.Format, r.Note = "foreign", format, note
+			if damaged {
+				r.Bits |= BitLeft
+			}
+			return r
+		}
 	}
 	reuse, _ := analyses.Get().(*Analysis)
 	a, err := check(src, busy, reuse)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package fsckcmd
+
+const raceBuild = false
