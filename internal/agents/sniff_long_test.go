@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/panto-dev/panto/internal/memtest"
 )
 
 // TestSniffLongDocument: a Gemini CLI chat of 200 MB written on one line
@@ -20,13 +22,7 @@ import (
 // through the same code: the line alone is still twice the bound that
 // Sniff and Identify keep to.
 func TestSniffLongDocument(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 200 MB")
-	}
-	size := 200 << 20
-	if raceBuild {
-		size = 16 << 20
-	}
+	size := memtest.Huge(t, 200<<20)
 	p := filepath.Join(t.TempDir(), "session-2026-03-01T10-00-aaaaaaaa.json")
 	f, err := os.Create(p)
 	if err != nil {

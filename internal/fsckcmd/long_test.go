@@ -20,13 +20,7 @@ import (
 // it was told another agent's log. Under the race detector the chat is
 // 16 MB and the heap is not measured, as logcmd's TestSearchLongFirstLine.
 func TestForeignLongLine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 200 MB")
-	}
-	size := 200 << 20
-	if raceBuild {
-		size = 16 << 20
-	}
+	size := memtest.Huge(t, 200<<20)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "session-2026-03-01T10-00-aaaaaaaa.json")
 	f, err := os.Create(p)

@@ -51,13 +51,7 @@ func TestLinesEnd(t *testing.T) {
 // (982 MB of RSS for a chat of 221 MB). Under the race detector the line
 // is 16 MB and the heap is not measured, as TestSearchLongFirstLine.
 func TestExportLongLine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 200 MB")
-	}
-	size := 200 << 20
-	if raceBuild {
-		size = 16 << 20
-	}
+	size := memtest.Huge(t, 200<<20)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "session-2026-03-01T10-00-aaaaaaaa.json")
 	f, err := os.Create(p)

@@ -5,8 +5,10 @@
 package memtest
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -40,4 +42,19 @@ func PeakHeap(f func()) uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return max(peak, ms.HeapInuse)
+}
+
+// Huge is the size of a huge input a test writes to bound the memory its
+// reading takes: full in a plain build, 16 MB under the race detector
+// (which makes reading 5 to 20 times slower: the same code is run, raced,
+// and the bound is measured by the plain build, which scripts/test runs).
+// With -short the test is skipped.
+func Huge(t testing.TB, full int) int {
+	if testing.Short() {
+		t.Skip(fmt.Sprintf("writes %d MB", full>>20))
+	}
+	if Race {
+		return min(full, 16<<20)
+	}
+	return full
 }

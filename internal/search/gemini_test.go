@@ -20,13 +20,7 @@ import (
 // held the line whole (1.4 GB for panto-cost). Under the race detector
 // the chat is 16 MB and the heap is not measured, as TestHugeLine.
 func TestHugeGeminiChat(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 200 MB")
-	}
-	size := 200 << 20
-	if raceBuild {
-		size = 16 << 20
-	}
+	size := memtest.Huge(t, 200<<20)
 	const id = "aaaaaaaa-1111-4222-8333-444444444444"
 	for _, pretty := range []bool{false, true} {
 		dir := filepath.Join(t.TempDir(), ".gemini", "tmp", "p", "chats")
