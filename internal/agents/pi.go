@@ -166,14 +166,12 @@ func onPath(parents map[string]string, at, id string) bool {
 	return false
 }
 
+// piStops is a pi stopReason as a Reply's StopReason: the map's own
+// strings, never a view into the line (a reply outlives it).
+var piStops = map[string]string{"stop": "stop", "length": "length", "toolUse": "toolUse", "error": "error", "aborted": "error"}
+
 func piReply(msg gjson.Result) *Reply {
-	r := &Reply{}
-	switch s := msg.Get("stopReason").Str; s {
-	case "stop", "length", "toolUse", "error":
-		r.StopReason = s
-	case "aborted":
-		r.StopReason = "error"
-	}
+	r := &Reply{StopReason: piStops[msg.Get("stopReason").Str]}
 	if u := msg.Get("usage"); u.IsObject() {
 		u := piUsage(u)
 		r.Usage, r.HasUsage = u.Usage, u.HasUsage
