@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/panto-dev/panto/pkg/session"
 )
@@ -147,6 +148,9 @@ func TestSessionIDDeterministic(t *testing.T) {
 	}
 }
 
+// stopReasons are the stop reasons a Reply holds (session format).
+var stopReasons = map[string]bool{"": true, "stop": true, "length": true, "toolUse": true, "error": true}
+
 // check converts b and holds the result to the format: every line a valid
 // header or entry, no response counted twice, and the replies a cost
 // report reads (no content) the same as those of the conversion.
@@ -193,6 +197,12 @@ func checkNamed(t *testing.T, name string, b []byte, f Format) {
 	for i := range with {
 		if with[i] != without[i] {
 			t.Fatalf("reply %d: %+v with content, %+v without", i, with[i], without[i])
+		}
+		// Two reads of the log share the pooled line reader, so views kept
+		// into its buffer agree with each other: their bytes, garbage in
+		// the poison build (invalid UTF-8), tell them apart.
+		if r := with[i]; !utf8.ValidString(r.Key) || !utf8.ValidString(r.Mode) || !stopReasons[r.StopReason] {
+			t.Fatalf("reply %d: key %q, mode %q, stop reason %q: a view into a line read since?", i, r.Key, r.Mode, r.StopReason)
 		}
 		if k := with[i].Key; k != "" {
 			if keys[k] {

@@ -58,3 +58,23 @@ func TestPoisoned(t *testing.T) {
 	}
 	SetPoison(true)
 }
+
+// TestPoisonVaries: the same bytes poisoned at generations 1 to 300 apart
+// are never the same garbage (a view kept into a line and read twice must
+// not agree with itself).
+func TestPoisonVaries(t *testing.T) {
+	first := []byte("toolUse")
+	Poison(first)
+	for apart := 1; apart <= 300; apart++ {
+		b := []byte("toolUse")
+		Poison(b) // poisonGen is the package's: no test of it runs in parallel
+		if bytes.Equal(b, first) {
+			t.Fatalf("poisoned %d generations apart: the same garbage %q", apart, b)
+		}
+		for _, c := range b {
+			if c < 0x80 || c > 0xbf {
+				t.Fatalf("poisoned byte %#x: not a UTF-8 continuation byte", c)
+			}
+		}
+	}
+}
