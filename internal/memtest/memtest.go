@@ -5,7 +5,6 @@
 package memtest
 
 import (
-	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -51,7 +50,7 @@ func PeakHeap(f func()) uint64 {
 // With -short the test is skipped.
 func Huge(t testing.TB, full int) int {
 	if testing.Short() {
-		t.Skip(fmt.Sprintf("writes %d MB", full>>20))
+		t.Skipf("writes %d MB", full>>20)
 	}
 	if Race {
 		return min(full, 16<<20)
