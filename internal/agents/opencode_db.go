@@ -555,23 +555,10 @@ func (d *ocDB) allSteps(list []ocSessionRow, stop func() error) error {
 	for _, s := range list {
 		older[s.id] = ocBefore116(s.version)
 	}
-	d.steps = map[string]map[string]*ocSteps{}
-	rows, err := d.db.Query(`SELECT message_id, session_id, data FROM part WHERE ` + ocStepFinish)
-	if err != nil {
-		return d.sqlErr(err)
-	}
-	defer rows.Close()
-	var mid, sid, data sql.RawBytes
-	for rows.Next() {
-		if err := stop(); err != nil {
-			return err
-		}
-		if err := rows.Scan(&mid, &sid, &data); err != nil {
-			return d.sqlErr(err)
-		}
+	keep := func(mid, sid, data []byte) {
 		old, ok := older[string(sid)]
 		if !ok { // a part of no session read
-			continue
+			return
 		}
 		byMsg := d.steps[string(sid)]
 		if byMsg == nil {
@@ -585,6 +572,36 @@ func (d *ocDB) allSteps(list []ocSessionRow, stop func() error) error {
 		}
 		st.parts++
 		st.add(string(data), old)
+	}
+	// The file itself, where it can be read so (opencode_scan.go); else,
+	// or if that gave up part of the way, through SQL from the start.
+	d.steps = map[string]map[string]*ocSteps{}
+	err := d.scanParts(stop, keep)
+	if !errors.Is(err, errNoScan) {
+		return err
+	}
+	d.steps = map[string]map[string]*ocSteps{}
+	return d.selectParts(stop, keep)
+}
+
+// selectParts calls fn with the message id, session id and data of every
+// part ocStepFinish selects, through SQL, in the rows' order; the three
+// are the driver's, valid until fn returns.
+func (d *ocDB) selectParts(stop func() error, fn func(mid, sid, data []byte)) error {
+	rows, err := d.db.Query(`SELECT message_id, session_id, data FROM part WHERE ` + ocStepFinish)
+	if err != nil {
+		return d.sqlErr(err)
+	}
+	defer rows.Close()
+	var mid, sid, data sql.RawBytes
+	for rows.Next() {
+		if err := stop(); err != nil {
+			return err
+		}
+		if err := rows.Scan(&mid, &sid, &data); err != nil {
+			return d.sqlErr(err)
+		}
+		fn(mid, sid, data)
 	}
 	return d.sqlErr(rows.Err())
 }
