@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/panto-dev/panto/internal/replaycmd"
 	"github.com/panto-dev/panto/internal/turncmd"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rogpeppe/go-internal/txtar"
 	_ "modernc.org/sqlite"
 )
 
@@ -51,6 +53,7 @@ func TestScripts(t *testing.T) {
 	// of its time waiting on the processes it starts, and one after the
 	// other they left a core idle (138 s of CPU in 180 s).
 	t.Parallel()
+	plain := plainCommands(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -65,6 +68,10 @@ func TestScripts(t *testing.T) {
 			e.Setenv("NO_COLOR", "1")
 			e.Setenv("TZ", "UTC")
 			e.Setenv("SCRIPTS", scripts)
+			name := filepath.Base(e.WorkDir)
+			if !raceScript(strings.TrimPrefix(name, "script-")) {
+				e.Setenv("PATH", plain+string(os.PathListSeparator)+e.Getenv("PATH"))
+			}
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
@@ -85,6 +92,53 @@ func TestScripts(t *testing.T) {
 			"ocdb":    cmdOCDB,
 		},
 	})
+}
+
+// A script runs the commands built without -race, unless its commands run
+// beside each other (raceScript). A race-built process costs about 40 ms of
+// CPU to start against 8, and runs 3 to 10 times slower; on the scripts'
+// thousands of starts TestScripts took 136 s of CPU, 45 s without. The race
+// detector stays on where goroutines share memory: every package's tests,
+// this package's Go tests that drive the commands' concurrent parts through
+// race-built processes (follow_test, push_test, signal_test,
+// signal_repair_test: the test binary itself, as testscript.Main installs
+// it), TestCommandsRace (cost, fsck, search, list, site over many logs,
+// through each command's Run in this process), and the scripts below.
+
+// raceScript reports whether the script name runs its commands race-built:
+// one that starts a command in the background beside another (a line
+// ending in &) or follows logs (a follower's goroutines and signals).
+func raceScript(name string) bool {
+	b, err := os.ReadFile(filepath.Join("testdata", "script", name+".txtar"))
+	if err != nil {
+		return true
+	}
+	ar := txtar.Parse(b)
+	for _, line := range strings.Split(string(ar.Comment), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasSuffix(line, "&") || strings.Contains(line, "follow") {
+			return true
+		}
+	}
+	return false
+}
+
+// plainCommands builds the five commands without -race into a directory
+// of t's and returns it; $PANTO_PLAIN_BIN when set (scripts/test builds
+// them there first, from the same tree).
+func plainCommands(t *testing.T) string {
+	if dir := os.Getenv("PANTO_PLAIN_BIN"); dir != "" {
+		return dir
+	}
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", dir+string(os.PathSeparator), "./cmd/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build ./cmd/...: %v\n%s", err, out)
+	}
+	return dir
 }
 
 // cmdOCDB makes an OpenCode database (SQLite, WAL mode, closed cleanly as
