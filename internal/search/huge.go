@@ -235,6 +235,11 @@ func (s *stream) match() {
 		}
 	}
 	for i, re := range s.q.res {
+		if l := s.q.reLit[i]; l.text != "" {
+			if a, _ := t.index(l, 0); a < 0 {
+				continue // every match holds it: none in this window
+			}
+		}
 		for _, m := range re.FindAllStringIndex(t.s, maxSpans) {
 			s.res[i] = true
 			spans = append(spans, [2]int{m[0], m[1]})

@@ -30,6 +30,7 @@ type Query struct {
 	words []literal
 	not   []literal
 	res   []*regexp.Regexp
+	reLit []literal  // of each of res, the literal its every match holds ("" for none)
 	pre   *prefilter // nil: every line is a candidate
 	// Slow says that no literal could be taken from the query to look for
 	// first: every line is decoded (a regexp such as [A-Z]{30}).
@@ -78,6 +79,7 @@ func Parse(args, res []string, c Case) (*Query, error) {
 			return nil, err
 		}
 		q.res = append(q.res, re)
+		q.reLit = append(q.reLit, lit)
 		if lit.text != "" {
 			reLits = append(reLits, lit)
 		}

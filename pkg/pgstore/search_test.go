@@ -326,6 +326,8 @@ func TestSearchSameHits(t *testing.T) {
 		{name: "none", words: []string{"zzqqnothing"}},
 		{name: "in a huge result", words: []string{"zqhuge"}},
 		{name: "in a huge result, filtered", words: []string{"zqhuge"}, fl: search.Filter{Roles: map[string]bool{"tool": true}}},
+		{name: "regexp in a huge result", res: []string{`zq[a-z]+ K`}},
+		{name: "regexp folded in a huge result", res: []string{`ZQHUGE kafka`}, mode: search.Insensitive},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
