@@ -521,6 +521,7 @@ type converter struct {
 	entry  func(*Entry) error
 	hdr    *Header // nil until written
 	taken  map[string]bool
+	seed   []byte            // id's, reused
 	open   map[string]*calls // entry id → the tool calls open on the path to it
 	last   string            // the id of the last entry, the default parent
 	lastTS string
@@ -597,15 +598,15 @@ func (c *converter) at(n int) string {
 // id returns the entry id for the source key: 8 hex characters of a hash
 // of the session and the key, drawn again while taken in this file.
 func (c *converter) id(key string) string {
-	seed := c.hdr.Origin.ID + "\x00" + key
+	c.seed = append(append(append(c.seed[:0], c.hdr.Origin.ID...), 0), key...)
 	for i := 0; ; i++ {
-		sum := sha256.Sum256([]byte(seed))
+		sum := sha256.Sum256(c.seed)
 		id := hex.EncodeToString(sum[:4])
 		if !c.taken[id] {
 			c.taken[id] = true
 			return id
 		}
-		seed = fmt.Sprintf("%s\x00%d", seed, i)
+		c.seed = fmt.Appendf(c.seed, "\x00%d", i)
 	}
 }
 

@@ -249,6 +249,10 @@ func (c *converter) ocDatabase() error {
 		if err := c.ocEmit(s); err != nil {
 			return err
 		}
+		// What was emitted holds nothing of the array (a body, a reply
+		// are their own): the next session's messages go into it.
+		clear(s.msgs)
+		d.spare = s.msgs[:0]
 	}
 	return nil
 }

@@ -58,6 +58,7 @@ type ocDB struct {
 	state    fileState
 	stmts    map[string]*sql.Stmt           // load's queries, prepared once for every session
 	steps    map[string]map[string]*ocSteps // allSteps' sums, by session and message
+	spare    []ocMessage                    // a session's messages, emitted: load's next array
 }
 
 // fileState is what says the database file did not change under an
@@ -439,13 +440,16 @@ func (d *ocDB) load(s ocSessionRow, content bool) (*ocSession, error) {
 	if err != nil {
 		return nil, d.sqlErr(err)
 	}
+	out.msgs = d.spare[:0] // the last session's, emitted (ocDatabase)
+	d.spare = nil
+	var id, data string
+	var created int64
 	for rows.Next() {
-		var m ocMessage
-		if err := rows.Scan(&m.id, &m.created, &m.data); err != nil {
+		if err := rows.Scan(&id, &created, &data); err != nil {
 			rows.Close()
 			return nil, d.sqlErr(err)
 		}
-		out.msgs = append(out.msgs, m)
+		out.msgs = append(out.msgs, ocMessage{id: id, created: created, data: data})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -571,7 +575,7 @@ func (d *ocDB) allSteps(list []ocSessionRow, stop func() error) error {
 			byMsg[string(mid)] = st
 		}
 		st.parts++
-		st.add(string(data), old)
+		st.add(str(data), old) // read, not kept: ints and a comparison
 	}
 	// The file itself, where it can be read so (opencode_scan.go); else,
 	// or if that gave up part of the way, through SQL from the start.
