@@ -236,30 +236,45 @@ func FuzzOpenCodeScan(f *testing.F) {
 	}
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		path := filepath.Join(t.TempDir(), "opencode.db")
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		d, err := openOpenCode(path)
-		if err != nil {
-			return
-		}
-		defer d.Close()
-		if d.checkSchema() != nil {
-			return
-		}
-		got, err := ocPartRows(t, d, true)
-		if err != nil {
-			return
-		}
-		want, err := ocPartRows(t, d, false)
-		if err != nil {
-			return
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("from the file:\n%s\nthrough SQL:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-		}
+		scanProperty(t, filepath.Join(t.TempDir(), "opencode.db"), b, nil)
 	})
+}
+
+// scanProperty writes b as a database at path and holds scanParts to SQL
+// on it: the same rows whenever both read. SQL reads the whole of every
+// row it tests, tools' outputs included, where scanParts stops at their
+// first bytes: damage there (their overflow pages, the pointer to them) is
+// what it may not see, and what it reads is then truth, the rows before
+// the damage, when given. It says whether the scan read and whether SQL
+// did not.
+func scanProperty(t *testing.T, path string, b []byte, truth []string) (scanned, sqlFailed bool) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := openOpenCode(path)
+	if err != nil {
+		return false, false
+	}
+	defer d.Close()
+	if d.checkSchema() != nil {
+		return false, false
+	}
+	got, err := ocPartRows(t, d, true)
+	if err != nil {
+		return false, false
+	}
+	want, err := ocPartRows(t, d, false)
+	if err != nil {
+		if truth != nil && !slices.Equal(got, truth) {
+			t.Errorf("read from the file, SQL says %v; from the file:\n%s\nbefore the damage:\n%s", err, strings.Join(got, "\n"), strings.Join(truth, "\n"))
+		}
+		return true, true
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("from the file:\n%s\nthrough SQL:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	return true, false
 }
 
 // TestOpenCodeScanDamaged is FuzzOpenCodeScan's property on bytes changed
@@ -306,40 +321,16 @@ func TestOpenCodeScanDamaged(t *testing.T) {
 				b[page+rng.IntN(512)] = byte(rng.Uint32())
 			}
 		}
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		func() {
-			d, err := openOpenCode(path)
-			if err != nil {
-				return
-			}
-			defer d.Close()
-			if d.checkSchema() != nil {
-				return
-			}
-			got, err := ocPartRows(t, d, true)
-			if err != nil {
-				return
-			}
+		read, failed := scanProperty(t, path, b, truth)
+		if read {
 			scanned++
-			want, err := ocPartRows(t, d, false)
-			if err != nil {
-				// SQL reads the whole of every row it tests, tools'
-				// outputs included, where scanParts stops at their first
-				// bytes: damage there (their overflow pages, the pointer
-				// to them) is what it may not see, and what it reads is
-				// then what the database held before the damage.
-				differ++
-				if !slices.Equal(got, truth) {
-					t.Errorf("%d: read from the file, SQL says %v; from the file:\n%s\nbefore the damage:\n%s", i, err, strings.Join(got, "\n"), strings.Join(truth, "\n"))
-				}
-				return
-			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("%d: from the file:\n%s\nthrough SQL:\n%s", i, strings.Join(got, "\n"), strings.Join(want, "\n"))
-			}
-		}()
+		}
+		if failed {
+			differ++
+		}
+		if t.Failed() {
+			t.Fatalf("case %d", i)
+		}
 	}
 	t.Logf("%d of %d read from the file, %d of them damaged in a tool's output that SQL read", scanned, cases, differ)
 	if scanned < cases/2 {
