@@ -717,11 +717,15 @@ func strRaw(v gjson.Result) []byte {
 // is cloned.
 func str(raw []byte) string { return unsafe.String(unsafe.SliceData(raw), len(raw)) }
 
+// bytesOf views s as bytes without a copy, for rawjson; they are never
+// written.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 // member returns the raw value of key k of the JSON object obj, without a
 // copy; nil when there is none.
 func member(obj string, k string) []byte {
 	var v []byte
-	rawjson.Members(unsafe.Slice(unsafe.StringData(obj), len(obj)), func(key, val []byte) bool {
+	rawjson.Members(bytesOf(obj), func(key, val []byte) bool {
 		if rawjson.KeyIs(key, k) {
 			v = val
 			return false

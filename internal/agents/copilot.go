@@ -123,15 +123,39 @@ func (c *converter) copilot() error {
 		}
 		var typ, ts string
 		var d gjson.Result
-		l := gjson.Parse(str(raw))
-		rawjson.Members(raw, func(k, v []byte) bool { // the walker: values skipped, not parsed
+		var top copilotTop
+		// The walker: values skipped, not parsed; the first of a repeated
+		// key counts, as gjson's Get reads it.
+		var seen uint8
+		rawjson.Members(raw, func(k, v []byte) bool {
+			var bit uint8
 			switch string(k) {
 			case "type":
-				typ = rawjson.Str(v)
+				bit = 1
 			case "data":
-				d = gjson.Parse(str(v))
+				bit = 2
 			case "timestamp":
+				bit = 4
+			case "agentId":
+				bit = 8
+			case "id":
+				bit = 16
+			}
+			if bit == 0 || seen&bit != 0 {
+				return true
+			}
+			seen |= bit
+			switch bit {
+			case 1:
+				typ = rawjson.Str(v)
+			case 2:
+				d = gjson.Parse(str(v))
+			case 4:
 				ts = rawjson.Str(v)
+			case 8:
+				top.agent = gjson.Parse(str(v)).Str
+			case 16:
+				top.id = gjson.Parse(str(v)).Str
 			}
 			return true
 		})
@@ -156,7 +180,7 @@ func (c *converter) copilot() error {
 				return err
 			}
 		}
-		if err := c.copilotEvent(&s, n, typ, d, ts, l, raw); err != nil {
+		if err := c.copilotEvent(&s, n, typ, d, ts, top, raw); err != nil {
 			return err
 		}
 	}
@@ -166,10 +190,14 @@ func (c *converter) copilot() error {
 	return nil
 }
 
-func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Result, ts string, l gjson.Result, raw []byte) error {
-	agent := l.Get("agentId").Str
+// copilotTop is what an event's line says beside its type, data and time:
+// the sub-agent it is of, its id.
+type copilotTop struct{ agent, id string }
+
+func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Result, ts string, top copilotTop, raw []byte) error {
+	agent := top.agent
 	if agent == "" {
-		agent = d.Get("parentToolCallId").Str
+		agent = gjson.Parse(str(member(d.Raw, "parentToolCallId"))).Str
 	}
 	parent, ok := s.last[agent]
 	if !ok && agent != "" {
@@ -229,7 +257,7 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 		return emit()
 	case "assistant.message":
 		var m, apiCall, msgID, reasoning, content, requests, outTokens gjson.Result
-		rawjson.Members([]byte(d.Raw), func(k, v []byte) bool { // one pass over a reply that may be long
+		rawjson.Members(bytesOf(d.Raw), func(k, v []byte) bool { // one pass over a reply that may be long
 			r := func() gjson.Result { return gjson.Parse(str(v)) }
 			switch string(k) {
 			case "model":
@@ -239,9 +267,13 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 			case "messageId":
 				msgID = r()
 			case "reasoningText":
-				reasoning = r()
+				if c.opt.Content { // a cost does not read the texts
+					reasoning = r()
+				}
 			case "content":
-				content = r()
+				if c.opt.Content {
+					content = r()
+				}
 			case "toolRequests":
 				requests = r()
 			case "outputTokens":
@@ -259,7 +291,7 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 			key = msgID.Str
 		}
 		if key == "" {
-			key = l.Get("id").Str
+			key = top.id
 		}
 		r := &Reply{Key: "copilot:" + c.hdr.Origin.ID + ":" + key, StopReason: "stop"}
 		if requests.IsArray() && len(requests.Raw) > 2 && requests.Get("#").Int() > 0 {
@@ -361,7 +393,7 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 				model = s.model
 			}
 			c.stats.add("copilot usage totals not told per call (a reply each)", 1)
-			return c.copilotUsage(s, agent, n, ts, "compaction:"+l.Get("id").Str, model, copilotTotals(u))
+			return c.copilotUsage(s, agent, n, ts, "compaction:"+top.id, model, copilotTotals(u))
 		}
 		if d.Get("summaryContent").Type == gjson.String {
 			return nil
@@ -390,7 +422,7 @@ func (c *converter) copilotEvent(s *copilotState, n int, typ string, d gjson.Res
 			if t != (session.Usage{}) {
 				c.stats.add("copilot usage totals not told per call (a reply each)", 1)
 			}
-			if err := c.copilotUsage(s, "", n, ts, "shutdown:"+l.Get("id").Str+":"+m, copilotModel(m), t); err != nil {
+			if err := c.copilotUsage(s, "", n, ts, "shutdown:"+top.id+":"+m, copilotModel(m), t); err != nil {
 				return err
 			}
 		}

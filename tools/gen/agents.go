@@ -84,7 +84,7 @@ func copyLine(l line) line {
 	return c
 }
 
-func writeLines(path string, ls []line, written *int64) error {
+func writeLines[L any](path string, ls []L, written *int64) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
@@ -103,6 +103,16 @@ func writeLines(path string, ls []line, written *int64) error {
 	return f.Close()
 }
 
+// copilotLine is an event of events.jsonl, its keys in Copilot CLI's order
+// (the type first, as every real file writes it).
+type copilotLine struct {
+	Type      string  `json:"type"`
+	Data      line    `json:"data"`
+	ID        string  `json:"id"`
+	Timestamp string  `json:"timestamp"`
+	ParentID  *string `json:"parentId"`
+}
+
 // writeCopilot writes about size bytes of GitHub Copilot CLI sessions
 // under dir/session-state/<id>/events.jsonl: prompts, turns, replies with
 // their output tokens and tool requests, the tools' start and completion,
@@ -115,12 +125,12 @@ func writeCopilot(dir string, size int64, r *rand.Rand) error {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
-		var ls []line
+		var ls []copilotLine
 		var n int64
 		ev := func(typ string, data line) {
 			t = t.Add(time.Duration(50+r.IntN(5000)) * time.Millisecond)
-			l := line{"type": typ, "data": data, "id": fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", r.Uint32(), r.IntN(65536), r.IntN(4096), r.IntN(4096), r.Uint64()&0xffffffffffff),
-				"timestamp": t.Format("2006-01-02T15:04:05.000Z"), "parentId": nil}
+			l := copilotLine{Type: typ, Data: data, ID: fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", r.Uint32(), r.IntN(65536), r.IntN(4096), r.IntN(4096), r.Uint64()&0xffffffffffff),
+				Timestamp: t.Format("2006-01-02T15:04:05.000Z")}
 			b, _ := json.Marshal(l)
 			n += int64(len(b) + 1)
 			ls = append(ls, l)
