@@ -237,7 +237,9 @@ func (c *converter) geminiDoc() error {
 					return err
 				}
 			}
-			id := m.Get("id").Str
+			// Walked by rawjson, which skips a long content fast (gjson's Get
+			// reads it a byte at a time); the first "id", as Get.
+			id := gjson.Parse(str(member(m.Raw, "id"))).Str
 			if id == "" {
 				id = "at " + strconv.FormatInt(off, 10)
 			}
