@@ -428,6 +428,7 @@ func (c *converter) geminiLines() error {
 		chatOff   int64 = -1
 		chatElems []gjson.Result
 	)
+	ahead := readAhead{r: c.src.R}
 	read := func(loc geminiLoc) (gjson.Result, error) {
 		if loc.elem >= 0 && loc.off == chatOff && len(chatBuf) == loc.size {
 			if loc.elem < len(chatElems) {
@@ -443,7 +444,7 @@ func (c *converter) geminiLines() error {
 			b = make([]byte, loc.size)
 		}
 		b = b[:loc.size]
-		if _, err := c.src.R.ReadAt(b, loc.off); err != nil && !errors.Is(err, io.EOF) {
+		if err := ahead.readAt(b, loc.off); err != nil && !errors.Is(err, io.EOF) {
 			return gjson.Result{}, err
 		}
 		l := gjson.Parse(str(b))
@@ -493,6 +494,43 @@ func (c *converter) geminiLines() error {
 			ids[i] = c.last
 		}
 	}
+	return nil
+}
+
+// readAhead reads a file's records where they are, mostly in the file's
+// order: a window of it at a time, copied out of, not a pread for each.
+type readAhead struct {
+	r   io.ReaderAt
+	win []byte // the file's bytes from off
+	off int64
+	buf []byte
+}
+
+// aheadSize is a window's size; a record over half of it is read alone.
+const aheadSize = 16 << 10
+
+// readAt fills b with the file's bytes from off, as io.ReaderAt.
+func (a *readAhead) readAt(b []byte, off int64) error {
+	if len(b) > aheadSize/2 {
+		_, err := a.r.ReadAt(b, off)
+		return err
+	}
+	if a.win == nil || off < a.off || off+int64(len(b)) > a.off+int64(len(a.win)) {
+		if a.buf == nil {
+			a.buf = make([]byte, aheadSize)
+		}
+		n, err := a.r.ReadAt(a.buf, off)
+		a.win, a.off = a.buf[:n], off
+		if n < len(b) {
+			copy(b, a.win)
+			a.win = nil // what was read stays unknown: the next read goes to the file
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	copy(b, a.win[off-a.off:])
 	return nil
 }
 

@@ -1,7 +1,10 @@
 package agents
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,5 +92,55 @@ func TestGeminiChatOnOneLine(t *testing.T) {
 	}
 	if passes := cr.n / int64(len(b)); passes > 4 {
 		t.Errorf("read the %d-byte line %d times over for %d messages, want a few passes", len(b), passes, 2*n)
+	}
+}
+
+// TestReadAhead: readAhead gives the bytes io.ReaderAt gives, read in
+// the file's order, back, across a window's end, over half a window, to
+// the file's end; past the end, an error, never a window's stale bytes.
+func TestReadAhead(t *testing.T) {
+	file := make([]byte, 5*aheadSize+123)
+	for i := range file {
+		file[i] = byte(i * 7)
+	}
+	r := bytes.NewReader(file)
+	a := readAhead{r: r}
+	rng := rand.New(rand.NewPCG(3, 4))
+	off := int64(0)
+	for i := range 3000 {
+		var n int
+		switch i % 5 {
+		case 0: // the next record, small
+			n = 1 + rng.IntN(300)
+		case 1: // across the window's end
+			n = aheadSize/2 - rng.IntN(10)
+		case 2: // over half a window: read alone
+			n = aheadSize/2 + 1 + rng.IntN(aheadSize)
+		case 3: // back, somewhere before
+			off = rng.Int64N(off + 1)
+			n = 1 + rng.IntN(2000)
+		case 4: // to the very end
+			n = 1 + rng.IntN(100)
+			off = int64(len(file) - n)
+		}
+		if off+int64(n) > int64(len(file)) {
+			off = 0
+		}
+		b := make([]byte, n)
+		if err := a.readAt(b, off); err != nil && err != io.EOF {
+			t.Fatalf("%d: %d bytes at %d: %v", i, n, off, err)
+		}
+		if !bytes.Equal(b, file[off:off+int64(n)]) {
+			t.Fatalf("%d: %d bytes at %d: not the file's", i, n, off)
+		}
+		off += int64(n)
+	}
+	// Past the end (a file cut after it was read once): an error.
+	b := make([]byte, 200)
+	if err := a.readAt(b, int64(len(file)-100)); err == nil {
+		t.Fatal("200 bytes 100 before the end: no error")
+	}
+	if err := a.readAt(b[:50], int64(len(file)-100)); err != nil || !bytes.Equal(b[:50], file[len(file)-100:len(file)-50]) {
+		t.Fatalf("after a short read: %v", err)
 	}
 }
