@@ -102,6 +102,25 @@ func (d *docStream) value() ([]byte, error) {
 	}
 }
 
+// skip passes over the next value, found by its strings and nesting
+// alone, not validated: for a read that only looks for what is after it
+// (the members after a chat's messages), the read of the values themselves
+// validating them.
+func (d *docStream) skip() error {
+	if d.peek() == 0 {
+		return d.cut()
+	}
+	for {
+		if end := rawjson.Skip(d.buf, d.i); end < len(d.buf) {
+			d.i = end
+			return nil
+		}
+		if !d.fill() {
+			return d.cut()
+		}
+	}
+}
+
 func (d *docStream) cut() error {
 	if d.err != nil {
 		return d.err
@@ -120,7 +139,8 @@ func (d *docStream) expect(b byte) error {
 
 // object reads the top-level object: member calls fn with each member's
 // key and value, except the member named list, an array, whose elements
-// it gives to elem one by one (off: the element's file offset). The
+// it gives to elem one by one (off: the element's file offset), or with
+// elem nil passes over unvalidated (docStream.skip). The
 // slices given are valid during the call.
 func (d *docStream) object(list string, member func(key string, val []byte) error, elem func(off int64, val []byte) error) error {
 	if err := d.expect('{'); err != nil {
@@ -175,13 +195,19 @@ func (d *docStream) array(elem func(off int64, val []byte) error) error {
 		return nil
 	}
 	for {
-		off := d.base + int64(rawjson.SkipWS(d.buf, d.i))
-		v, err := d.value()
-		if err != nil {
-			return err
-		}
-		if err := elem(off, v); err != nil {
-			return err
+		if elem == nil {
+			if err := d.skip(); err != nil {
+				return err
+			}
+		} else {
+			off := d.base + int64(rawjson.SkipWS(d.buf, d.i))
+			v, err := d.value()
+			if err != nil {
+				return err
+			}
+			if err := elem(off, v); err != nil {
+				return err
+			}
 		}
 		switch d.peek() {
 		case ',':

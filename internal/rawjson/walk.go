@@ -42,6 +42,11 @@ func skipString(b []byte, i int) int {
 	}
 }
 
+// Skip returns the index after the value that starts at b[i], found by
+// its strings and nesting alone, not validated: len(b) when it does not end
+// in b (nor, for a number or a literal, before it).
+func Skip(b []byte, i int) int { return skipValue(b, i) }
+
 // skipValue returns the index after the value that starts at b[i].
 func skipValue(b []byte, i int) int {
 	if i >= len(b) {
