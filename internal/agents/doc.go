@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/panto-dev/panto/internal/rawjson"
 )
@@ -121,6 +122,58 @@ func (d *docStream) skip() error {
 	}
 }
 
+// indent is how many spaces begin the line of the value at d.i, when only
+// spaces are before it on its line; -1 when not, or not known (the line
+// began before the buffer).
+func (d *docStream) indent() int {
+	n := 0
+	for j := d.i - 1; j >= 0; j-- {
+		switch d.buf[j] {
+		case ' ':
+			n++
+		case '\n':
+			return n
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// jumpArray passes over the rest of an array whose '[' was just read, the
+// value of a member on a line of its own indented by indent spaces, in a
+// document indented as JSON.stringify(…, null, 2) and Python's json.dump
+// indent it, each level by more spaces than the one around it (Gemini
+// CLI's chats): its ']' is on the first line after it that is those
+// spaces and ']' (a newline is never in a valid string). It is found with
+// bytes.Index, not by walking every value. False, nothing passed over,
+// when the array's next line is not indented deeper. For a read that looks
+// for what is after the array, as skip; the read of its elements
+// validates them.
+func (d *docStream) jumpArray(indent int) (bool, error) {
+	// the array's next line: its elements, deeper, or its end
+	for len(d.buf)-d.i < indent+3 {
+		if !d.fill() {
+			return false, nil
+		}
+	}
+	nl := []byte("\n" + strings.Repeat(" ", indent))
+	if !bytes.HasPrefix(d.buf[d.i:], nl) || d.buf[d.i+len(nl)] != ' ' && d.buf[d.i+len(nl)] != ']' {
+		return false, nil
+	}
+	end := append(nl, ']')
+	for {
+		if k := bytes.Index(d.buf[d.i:], end); k >= 0 {
+			d.i += k + len(end)
+			return true, nil
+		}
+		d.i = max(d.i, len(d.buf)-len(end)+1)
+		if !d.fill() {
+			return true, d.cut()
+		}
+	}
+}
+
 func (d *docStream) cut() error {
 	if d.err != nil {
 		return d.err
@@ -151,6 +204,8 @@ func (d *docStream) object(list string, member func(key string, val []byte) erro
 		return nil
 	}
 	for {
+		d.peek()
+		indent := d.indent()
 		k, err := d.value()
 		if err != nil {
 			return err
@@ -164,8 +219,16 @@ func (d *docStream) object(list string, member func(key string, val []byte) erro
 		}
 		if key == list && d.peek() == '[' {
 			d.i++
-			if err := d.array(elem); err != nil {
-				return err
+			jumped := false
+			if elem == nil && indent >= 0 {
+				if jumped, err = d.jumpArray(indent); err != nil {
+					return err
+				}
+			}
+			if !jumped {
+				if err := d.array(elem); err != nil {
+					return err
+				}
 			}
 		} else {
 			v, err := d.value()

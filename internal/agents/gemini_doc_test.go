@@ -142,3 +142,55 @@ func TestGeminiDocMembersAfterMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestDocJumpArray: the read that looks for the members after the
+// messages passes over them by their indentation (jumpArray) where the
+// document is indented, by walking them where it is not, and finds the
+// same members either way as the read that validates every message:
+// indented by 1, 2 and 4 spaces and by tabs, compact, with arrays and
+// brackets inside the messages, with an empty list.
+func TestDocJumpArray(t *testing.T) {
+	chat := map[string]any{
+		"sessionId": "s", "messages": []any{
+			map[string]any{"id": "a", "content": "]\n  ]", "toolCalls": []any{[]any{1, []any{2}}, map[string]any{"x": []any{}}}},
+			map[string]any{"id": "b", "content": "ok"},
+		},
+		"directories": []any{"/w", "/v"}, "kind": "subagent",
+	}
+	empty := map[string]any{"messages": []any{}, "kind": "main", "directories": []any{}}
+	for _, c := range []struct {
+		name   string
+		doc    any
+		indent string
+	}{
+		{"two spaces", chat, "  "}, {"one space", chat, " "}, {"four spaces", chat, "    "}, {"tabs", chat, "\t"},
+		{"compact", chat, ""}, {"empty list", empty, "  "}, {"empty list compact", empty, ""},
+	} {
+		var b []byte
+		var err error
+		if c.indent == "" {
+			b, err = json.Marshal(c.doc)
+		} else {
+			b, err = json.MarshalIndent(c.doc, "", c.indent)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		members := func(elem func(int64, []byte) error) string {
+			var got []string
+			d := newDocStream(bytes.NewReader(b))
+			err := d.object("messages", func(key string, val []byte) error {
+				got = append(got, key+"="+string(val))
+				return nil
+			}, elem)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			return strings.Join(got, " ")
+		}
+		want := members(func(int64, []byte) error { return nil })
+		if got := members(nil); got != want || !strings.Contains(want, "kind=") {
+			t.Errorf("%s: passing over the messages: %s\nreading them: %s", c.name, got, want)
+		}
+	}
+}
