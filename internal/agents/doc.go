@@ -161,13 +161,22 @@ func (d *docStream) jumpArray(indent int) (bool, error) {
 	if !bytes.HasPrefix(d.buf[d.i:], nl) || d.buf[d.i+len(nl)] != ' ' && d.buf[d.i+len(nl)] != ']' {
 		return false, nil
 	}
-	end := append(nl, ']')
+	// Each ']' is looked at (IndexByte: rarer than a newline, which
+	// bytes.Index would stop at), the line before it compared.
 	for {
-		if k := bytes.Index(d.buf[d.i:], end); k >= 0 {
-			d.i += k + len(end)
-			return true, nil
+		for {
+			k := bytes.IndexByte(d.buf[d.i+len(nl):], ']')
+			if k < 0 {
+				break
+			}
+			d.i += k
+			if bytes.Equal(d.buf[d.i:d.i+len(nl)], nl) {
+				d.i += len(nl) + 1
+				return true, nil
+			}
+			d.i++
 		}
-		d.i = max(d.i, len(d.buf)-len(end)+1)
+		d.i = max(d.i, len(d.buf)-len(nl))
 		if !d.fill() {
 			return true, d.cut()
 		}
